@@ -1,0 +1,45 @@
+package dev.jobapi.api.rest;
+
+import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.attempt.AttemptState;
+import dev.jobapi.common.attempt.UsageRecord;
+import dev.jobapi.common.attempt.UsageSource;
+import java.time.Instant;
+import java.util.UUID;
+
+/** The Attempt representation of API.md. */
+public record AttemptView(
+        UUID id,
+        UUID jobId,
+        String provider,
+        AttemptState state,
+        String remoteId,
+        String outputDigest,
+        String reason,
+        String reviewedBy,
+        boolean quarantined,
+        UsageView usage,
+        Instant createdAt,
+        Instant updatedAt) {
+
+    /** Tokens the provider reported for this attempt, or null before it reached the provider. */
+    public record UsageView(Integer promptTokens, Integer completionTokens, UsageSource source) {}
+
+    public static AttemptView of(Attempt a, UsageRecord usage) {
+        UsageView usageView =
+                usage == null ? null : new UsageView(usage.promptTokens(), usage.completionTokens(), usage.source());
+        return new AttemptView(
+                a.id(),
+                a.jobId(),
+                a.provider(),
+                a.state(),
+                a.remoteId(),
+                a.outputDigest(),
+                a.reason(),
+                a.reviewedBy(),
+                a.quarantined(),
+                usageView,
+                a.createdAt(),
+                a.updatedAt());
+    }
+}

@@ -1,0 +1,6 @@
+package dev.jobapi.api.rest;
+
+import java.util.List;
+
+/** One page of GET /jobs; {@code nextCursor} is null on the last page. */
+public record JobPage(List<JobView> items, String nextCursor) {}

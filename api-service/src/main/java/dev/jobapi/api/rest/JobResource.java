@@ -1,0 +1,188 @@
+package dev.jobapi.api.rest;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.jobapi.api.outbox.OutboxRelay;
+import dev.jobapi.api.security.Caller;
+import dev.jobapi.api.security.CurrentCaller;
+import dev.jobapi.api.service.AttemptRequests;
+import dev.jobapi.api.service.JobAccess;
+import dev.jobapi.api.service.JobCancellation;
+import dev.jobapi.api.service.JobIntake;
+import dev.jobapi.api.service.JobQueries;
+import dev.jobapi.api.service.JobViews;
+import dev.jobapi.api.service.Replayable;
+import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.attempt.Generation;
+import dev.jobapi.common.digest.CanonicalJson;
+import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobState;
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.transaction.Transactional;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.DefaultValue;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.EntityTag;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.net.URI;
+import java.util.UUID;
+
+/** The job endpoints of API.md: intake, reads, attempts, cancel and output. */
+@Path("/jobs")
+@RolesAllowed({Caller.USER, Caller.REVIEWER, Caller.OPERATOR})
+@Produces(MediaType.APPLICATION_JSON)
+public class JobResource {
+
+    static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+    static final String REPLAYED = "Idempotent-Replayed";
+    private static final int MAX_PAGE = 100;
+
+    private final CurrentCaller currentCaller;
+    private final RequestBodies bodies;
+    private final JobIntake intake;
+    private final AttemptRequests attemptRequests;
+    private final JobCancellation cancellation;
+    private final JobQueries queries;
+    private final JobAccess access;
+    private final JobViews views;
+    private final OutboxRelay relay;
+
+    JobResource(
+            CurrentCaller currentCaller,
+            RequestBodies bodies,
+            JobIntake intake,
+            AttemptRequests attemptRequests,
+            JobCancellation cancellation,
+            JobQueries queries,
+            JobAccess access,
+            JobViews views,
+            OutboxRelay relay) {
+        this.currentCaller = currentCaller;
+        this.bodies = bodies;
+        this.intake = intake;
+        this.attemptRequests = attemptRequests;
+        this.cancellation = cancellation;
+        this.queries = queries;
+        this.access = access;
+        this.views = views;
+        this.relay = relay;
+    }
+
+    @POST
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Response create(@HeaderParam(IDEMPOTENCY_KEY) String idempotencyKey, byte[] body) {
+        Caller caller = currentCaller.get();
+        String key = IdempotencyKeys.require(idempotencyKey);
+        JsonNode tree = bodies.tree(body);
+        JobRequests.CreateJob request = bodies.bind(tree, JobRequests.CreateJob.class);
+        if (request.input() == null || !request.input().isObject()) {
+            throw new ProblemException(Problem.INVALID_REQUEST, "'input' is required and must be a JSON object.");
+        }
+        Replayable<Job> job = intake.submit(
+                caller, key, CanonicalJson.write(request.input()), request.provider(), CanonicalJson.digest(tree));
+        if (!job.created()) {
+            return Response.ok(views.of(job.value(), caller))
+                    .header(REPLAYED, "true")
+                    .build();
+        }
+        relay.wake();
+        return Response.created(URI.create("/jobs/" + job.value().id()))
+                .entity(views.of(job.value(), caller))
+                .build();
+    }
+
+    @GET
+    @Transactional
+    public JobPage list(
+            @QueryParam("state") String state,
+            @QueryParam("limit") @DefaultValue("20") int limit,
+            @QueryParam("cursor") String cursor) {
+        Caller caller = currentCaller.get();
+        if (limit < 1 || limit > MAX_PAGE) {
+            throw new ProblemException(Problem.INVALID_REQUEST, "'limit' must be between 1 and " + MAX_PAGE + ".");
+        }
+        JobQueries.Page page = queries.list(caller, parseState(state), limit, cursor);
+        return new JobPage(
+                page.jobs().stream().map(job -> views.of(job, caller)).toList(), page.nextCursor());
+    }
+
+    @GET
+    @Path("{id}")
+    @Transactional
+    public JobView get(@PathParam("id") String id) {
+        Caller caller = currentCaller.get();
+        return views.of(access.visible(caller, jobId(id)), caller);
+    }
+
+    @POST
+    @Path("{id}/attempts")
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Response requestAttempt(
+            @PathParam("id") String id, @HeaderParam(IDEMPOTENCY_KEY) String idempotencyKey, byte[] body) {
+        Caller caller = currentCaller.get();
+        UUID jobId = jobId(id);
+        String key = IdempotencyKeys.require(idempotencyKey);
+        JsonNode tree = bodies.tree(body);
+        JobRequests.RequestAttempt request = bodies.bind(tree, JobRequests.RequestAttempt.class);
+        String reason = null;
+        if (request.supersede() != null) {
+            reason = request.supersede().reason();
+            if (reason == null || reason.isBlank()) {
+                throw new ProblemException(Problem.INVALID_REQUEST, "'supersede.reason' must say why.");
+            }
+        }
+        Replayable<Attempt> attempt =
+                attemptRequests.request(caller, jobId, key, request.provider(), reason, CanonicalJson.digest(tree));
+        AttemptView view = AttemptView.of(attempt.value(), null);
+        if (!attempt.created()) {
+            return Response.ok(view).header(REPLAYED, "true").build();
+        }
+        relay.wake();
+        return Response.created(URI.create("/jobs/" + jobId)).entity(view).build();
+    }
+
+    @POST
+    @Path("{id}/cancel")
+    public JobView cancel(@PathParam("id") String id) {
+        Caller caller = currentCaller.get();
+        Job job = cancellation.cancel(caller, jobId(id));
+        return views.of(job, caller);
+    }
+
+    @GET
+    @Path("{id}/output")
+    @Produces({"text/x-diff", MediaType.APPLICATION_JSON})
+    @Transactional
+    public Response output(@PathParam("id") String id) {
+        Caller caller = currentCaller.get();
+        Generation generation = queries.output(caller, jobId(id));
+        return Response.ok(generation.patch(), "text/x-diff")
+                .tag(new EntityTag(generation.outputDigest()))
+                .build();
+    }
+
+    private static UUID jobId(String id) {
+        try {
+            return UUID.fromString(id);
+        } catch (IllegalArgumentException e) {
+            throw new ProblemException(Problem.JOB_NOT_FOUND, "No job " + id + " is visible to you.");
+        }
+    }
+
+    private static JobState parseState(String state) {
+        if (state == null || state.isEmpty()) {
+            return null;
+        }
+        try {
+            return JobState.fromWireName(state);
+        } catch (IllegalArgumentException e) {
+            throw new ProblemException(Problem.INVALID_REQUEST, "Unknown state '" + state + "'.");
+        }
+    }
+}

@@ -1,0 +1,26 @@
+package dev.jobapi.api.rest;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.jobapi.common.job.JobState;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * The Job representation of API.md. {@code actions} is what the caller may do now, computed by the
+ * server, so a client draws its buttons from it and keeps no state of its own.
+ */
+public record JobView(
+        UUID id,
+        JobState state,
+        String idempotencyKey,
+        String inputDigest,
+        JsonNode input,
+        String provider,
+        UUID winningAttemptId,
+        long version,
+        String reviewReason,
+        Instant createdAt,
+        Instant updatedAt,
+        List<AttemptView> attempts,
+        List<String> actions) {}

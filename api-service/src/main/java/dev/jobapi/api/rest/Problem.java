@@ -1,0 +1,55 @@
+package dev.jobapi.api.rest;
+
+/**
+ * The catalogue of problem types this API answers with (RFC 9457). Each has its HTTP status, a short
+ * stable {@code code} clients switch on, and a title a person can read.
+ */
+public enum Problem {
+    IDEMPOTENCY_KEY_MISSING(400, "idempotency-key-missing", "The Idempotency-Key header is required"),
+    IDEMPOTENCY_KEY_INVALID(
+            400, "idempotency-key-invalid", "The Idempotency-Key header must be 1-255 printable ASCII characters"),
+    INVALID_REQUEST(400, "invalid-request", "The request body is not valid"),
+    UNAUTHENTICATED(401, "unauthenticated", "A valid bearer token is required"),
+    FORBIDDEN(403, "forbidden", "Your role does not allow this"),
+    JOB_NOT_FOUND(404, "job-not-found", "No such job"),
+    NOT_FOUND(404, "not-found", "No such resource"),
+    METHOD_NOT_ALLOWED(405, "method-not-allowed", "This method is not allowed on this resource"),
+    NOT_ACCEPTABLE(406, "not-acceptable", "The requested representation is not available"),
+    REVIEW_REQUIRED(409, "review-required", "An earlier attempt may still produce a result; a reviewer must decide"),
+    JOB_CLOSED(409, "job-closed", "The job is closed"),
+    FALLBACK_DISABLED(409, "fallback-disabled", "New fallback attempts are disabled"),
+    NO_OUTPUT(409, "no-output", "The job has no winning output yet"),
+    PAYLOAD_TOO_LARGE(413, "payload-too-large", "The request body is too large"),
+    UNSUPPORTED_MEDIA_TYPE(415, "unsupported-media-type", "The request body must be application/json"),
+    IDEMPOTENCY_KEY_REUSED(
+            422, "idempotency-key-reused", "This Idempotency-Key was already used with a different request"),
+    UNKNOWN_PROVIDER(422, "unknown-provider", "No such provider"),
+    INTERNAL(500, "internal", "Something went wrong on our side");
+
+    private final int status;
+    private final String code;
+    private final String title;
+
+    Problem(int status, String code, String title) {
+        this.status = status;
+        this.code = code;
+        this.title = title;
+    }
+
+    public int status() {
+        return status;
+    }
+
+    public String code() {
+        return code;
+    }
+
+    public String title() {
+        return title;
+    }
+
+    /** The problem type URI; relative, resolved against the API's own base. */
+    public String type() {
+        return "/problems/" + code;
+    }
+}

@@ -1,0 +1,80 @@
+package dev.jobapi.api.rest;
+
+import io.quarkus.security.AuthenticationFailedException;
+import io.quarkus.security.ForbiddenException;
+import io.quarkus.security.UnauthorizedException;
+import jakarta.ws.rs.NotAcceptableException;
+import jakarta.ws.rs.NotAllowedException;
+import jakarta.ws.rs.NotFoundException;
+import jakarta.ws.rs.NotSupportedException;
+import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.core.HttpHeaders;
+import jakarta.ws.rs.core.Response;
+import org.jboss.logging.Logger;
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+
+/** Turns every failure into problem+json: never a stack trace, never a 500 for a client's mistake. */
+public class ProblemMappers {
+
+    private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
+
+    @ServerExceptionMapper
+    public Response problem(ProblemException e) {
+        return ProblemDetails.response(e.problem(), e.getMessage());
+    }
+
+    @ServerExceptionMapper
+    public Response notFound(NotFoundException e) {
+        return ProblemDetails.response(Problem.NOT_FOUND, "Nothing is served at this path.");
+    }
+
+    @ServerExceptionMapper
+    public Response notAllowed(NotAllowedException e) {
+        Response problem = ProblemDetails.response(Problem.METHOD_NOT_ALLOWED, "See the Allow header.");
+        return Response.fromResponse(problem)
+                .header(HttpHeaders.ALLOW, e.getResponse().getHeaderString(HttpHeaders.ALLOW))
+                .build();
+    }
+
+    @ServerExceptionMapper
+    public Response unsupported(NotSupportedException e) {
+        return ProblemDetails.response(
+                Problem.UNSUPPORTED_MEDIA_TYPE, "Send Content-Type: application/json with a JSON body.");
+    }
+
+    @ServerExceptionMapper
+    public Response notAcceptable(NotAcceptableException e) {
+        return ProblemDetails.response(Problem.NOT_ACCEPTABLE, "Accept application/json or */*.");
+    }
+
+    @ServerExceptionMapper({UnauthorizedException.class, AuthenticationFailedException.class})
+    public Response unauthenticated(RuntimeException e) {
+        return Response.fromResponse(ProblemDetails.response(
+                        Problem.UNAUTHENTICATED,
+                        "Send Authorization: Bearer <token>; the token was missing, expired or not ours."))
+                .header(HttpHeaders.WWW_AUTHENTICATE, "Bearer")
+                .build();
+    }
+
+    @ServerExceptionMapper
+    public Response forbidden(ForbiddenException e) {
+        return ProblemDetails.response(Problem.FORBIDDEN, "Your token's groups do not include a role allowed here.");
+    }
+
+    @ServerExceptionMapper
+    public Response webApplication(WebApplicationException e) {
+        int status = e.getResponse().getStatus();
+        if (status >= 500) {
+            return unexpected(e);
+        }
+        Problem problem = status == 413 ? Problem.PAYLOAD_TOO_LARGE : Problem.INVALID_REQUEST;
+        return ProblemDetails.response(problem, "The request could not be read.");
+    }
+
+    @ServerExceptionMapper
+    public Response unexpected(Throwable e) {
+        LOG.error("Unexpected failure while serving a request", e);
+        return ProblemDetails.response(
+                Problem.INTERNAL, "The failure was logged; retrying with the same Idempotency-Key is safe.");
+    }
+}

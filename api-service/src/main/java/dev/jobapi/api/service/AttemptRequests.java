@@ -1,0 +1,96 @@
+package dev.jobapi.api.service;
+
+import dev.jobapi.api.outbox.OutboxWriter;
+import dev.jobapi.api.rest.Problem;
+import dev.jobapi.api.rest.ProblemException;
+import dev.jobapi.api.security.Caller;
+import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.attempt.AttemptRepository;
+import dev.jobapi.common.job.Job;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.transaction.Transactional;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import java.util.stream.Collectors;
+
+/**
+ * New attempts of an existing job (DESIGN.md rule 2): state transitions, never new jobs. The job
+ * row is locked for the decision, so two concurrent requests cannot both pass the open-attempt guard.
+ */
+@ApplicationScoped
+public class AttemptRequests {
+
+    private final JobAccess access;
+    private final AttemptRepository attempts;
+    private final OutboxWriter outbox;
+    private final Providers providers;
+    private final Clock clock;
+
+    AttemptRequests(
+            JobAccess access, AttemptRepository attempts, OutboxWriter outbox, Providers providers, Clock clock) {
+        this.access = access;
+        this.attempts = attempts;
+        this.outbox = outbox;
+        this.providers = providers;
+        this.clock = clock;
+    }
+
+    /**
+     * Requests a new attempt, superseding the open ones when a reviewer gives a reason.
+     *
+     * @param supersedeReason null unless the caller asked to supersede (role already checked here)
+     */
+    @Transactional
+    public Replayable<Attempt> request(
+            Caller caller,
+            UUID jobId,
+            String idempotencyKey,
+            String requestedProvider,
+            String supersedeReason,
+            String requestDigest) {
+        Job job = access.lockVisible(caller, jobId);
+        var earlier = attempts.findByJobAndKey(jobId, idempotencyKey);
+        if (earlier.isPresent()) {
+            if (!requestDigest.equals(earlier.get().requestDigest())) {
+                throw new ProblemException(
+                        Problem.IDEMPOTENCY_KEY_REUSED,
+                        "Attempt " + earlier.get().id() + " was requested with this key and a different body.");
+            }
+            return new Replayable<>(earlier.get(), false);
+        }
+        if (supersedeReason != null && !caller.isReviewer()) {
+            throw new ProblemException(Problem.FORBIDDEN, "Only a reviewer may supersede attempts.");
+        }
+        if (job.state().isTerminal() || job.winningAttemptId() != null) {
+            throw new ProblemException(
+                    Problem.JOB_CLOSED,
+                    "Job " + jobId + " is " + job.state().wireName() + "; it takes no new attempts.");
+        }
+        String provider = providers.resolve(requestedProvider);
+        Instant now = clock.instant();
+        List<Attempt> open =
+                attempts.forJob(jobId).stream().filter(a -> a.state().isOpen()).toList();
+        if (!open.isEmpty()) {
+            if (supersedeReason == null) {
+                throw new ProblemException(
+                        Problem.REVIEW_REQUIRED,
+                        "Attempt(s) " + describe(open) + " may still produce a result; a reviewer must supersede"
+                                + " them with a reason before another provider is tried.");
+            }
+            open.forEach(a -> a.supersede(supersedeReason, caller.subject(), now));
+        }
+        job.resumeAfterReview(now);
+        Attempt attempt = Attempt.starting(jobId, provider, idempotencyKey, requestDigest, now);
+        attempts.persist(attempt);
+        outbox.announce(attempt);
+        return new Replayable<>(attempt, true);
+    }
+
+    private static String describe(List<Attempt> open) {
+        return open.stream()
+                .map(a -> a.id() + " (" + a.state().wireName() + ")")
+                .collect(Collectors.joining(", "));
+    }
+}

@@ -1,0 +1,40 @@
+package dev.jobapi.api.service;
+
+import dev.jobapi.api.rest.Problem;
+import dev.jobapi.api.rest.ProblemException;
+import dev.jobapi.api.security.Caller;
+import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobRepository;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.UUID;
+
+/**
+ * Ownership on every verb (DESIGN.md rule 10): a job the caller may not see does not exist for
+ * them, so it is a 404, never a 403 that would confirm the id.
+ */
+@ApplicationScoped
+public class JobAccess {
+
+    private final JobRepository jobs;
+
+    JobAccess(JobRepository jobs) {
+        this.jobs = jobs;
+    }
+
+    public Job visible(Caller caller, UUID jobId) {
+        return jobs.findByIdOptional(jobId)
+                .filter(job -> caller.mayRead(job.ownerId()))
+                .orElseThrow(() -> notFound(jobId));
+    }
+
+    /** Like {@link #visible} and locks the row for the rest of the transaction. */
+    public Job lockVisible(Caller caller, UUID jobId) {
+        return jobs.findForUpdate(jobId)
+                .filter(job -> caller.mayRead(job.ownerId()))
+                .orElseThrow(() -> notFound(jobId));
+    }
+
+    private static ProblemException notFound(UUID jobId) {
+        return new ProblemException(Problem.JOB_NOT_FOUND, "No job " + jobId + " is visible to you.");
+    }
+}

@@ -1,0 +1,42 @@
+package dev.jobapi.api.service;
+
+import dev.jobapi.api.rest.Problem;
+import dev.jobapi.api.rest.ProblemException;
+import dev.jobapi.api.security.Caller;
+import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobState;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.transaction.Transactional;
+import java.time.Clock;
+import java.util.UUID;
+
+/**
+ * Cancels a job. Once a winner is elected its apply is under way, so cancel is refused from then on;
+ * before that, cancel and election race on the job's version and exactly one of them wins.
+ */
+@ApplicationScoped
+public class JobCancellation {
+
+    private final JobAccess access;
+    private final Clock clock;
+
+    JobCancellation(JobAccess access, Clock clock) {
+        this.access = access;
+        this.clock = clock;
+    }
+
+    /** Idempotent: cancelling a cancelled job returns it unchanged. */
+    @Transactional
+    public Job cancel(Caller caller, UUID jobId) {
+        Job job = access.lockVisible(caller, jobId);
+        if (job.state() == JobState.CANCELLED) {
+            return job;
+        }
+        if (job.state() == JobState.COMPLETED || job.winningAttemptId() != null) {
+            throw new ProblemException(
+                    Problem.JOB_CLOSED, "Job " + jobId + " already has a result; it can no longer be cancelled.");
+        }
+        job.cancel(clock.instant());
+        return job;
+    }
+}

@@ -1,0 +1,91 @@
+package dev.jobapi.api.service;
+
+import dev.jobapi.api.outbox.OutboxWriter;
+import dev.jobapi.api.rest.Problem;
+import dev.jobapi.api.rest.ProblemException;
+import dev.jobapi.api.security.Caller;
+import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.attempt.AttemptRepository;
+import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobRepository;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.Transactional;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Job intake (DESIGN.md rule 1): one job per (owner, Idempotency-Key), however many times and
+ * however concurrently the same request arrives.
+ */
+@ApplicationScoped
+public class JobIntake {
+
+    private final EntityManager em;
+    private final JobRepository jobs;
+    private final AttemptRepository attempts;
+    private final OutboxWriter outbox;
+    private final Providers providers;
+    private final Clock clock;
+
+    JobIntake(
+            EntityManager em,
+            JobRepository jobs,
+            AttemptRepository attempts,
+            OutboxWriter outbox,
+            Providers providers,
+            Clock clock) {
+        this.em = em;
+        this.jobs = jobs;
+        this.attempts = attempts;
+        this.outbox = outbox;
+        this.providers = providers;
+        this.clock = clock;
+    }
+
+    /**
+     * Creates the job with its first attempt and that attempt's outbox row, or returns the job this
+     * key already made.
+     *
+     * @param canonicalInput the canonical JSON of the client's {@code input} object
+     * @param bodyDigest the digest of the whole canonical request body
+     */
+    @Transactional
+    public Replayable<Job> submit(
+            Caller caller, String idempotencyKey, String canonicalInput, String requestedProvider, String bodyDigest) {
+        String provider = providers.resolve(requestedProvider);
+        Instant now = clock.instant();
+        UUID id = UUID.randomUUID();
+        // A concurrent insert of the same key waits here for the first one to commit, then gets no row.
+        List<?> inserted = em.createNativeQuery(
+                        "INSERT INTO job (id, owner_id, idempotency_key, input_digest, input, provider, state,"
+                                + " version, created_at, updated_at)"
+                                + " VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'accepted', 0, ?7, ?7)"
+                                + " ON CONFLICT (owner_id, idempotency_key) DO NOTHING RETURNING id")
+                .setParameter(1, id)
+                .setParameter(2, caller.subject())
+                .setParameter(3, idempotencyKey)
+                .setParameter(4, bodyDigest)
+                .setParameter(5, canonicalInput)
+                .setParameter(6, provider)
+                .setParameter(7, now)
+                .getResultList();
+        if (inserted.isEmpty()) {
+            // Zero rows: this owner used this key before. Same canonical body: the same job. Else refuse.
+            Job existing = jobs.findByOwnerAndKey(caller.subject(), idempotencyKey)
+                    .orElseThrow(() -> new IllegalStateException("Conflicting job vanished: " + idempotencyKey));
+            if (!existing.inputDigest().equals(bodyDigest)) {
+                throw new ProblemException(
+                        Problem.IDEMPOTENCY_KEY_REUSED,
+                        "Job " + existing.id() + " was created with this key and a different body.");
+            }
+            return new Replayable<>(existing, false);
+        }
+        Attempt first = Attempt.starting(id, provider, null, null, now);
+        attempts.persist(first);
+        outbox.announce(first);
+        return new Replayable<>(jobs.findById(id), true);
+    }
+}

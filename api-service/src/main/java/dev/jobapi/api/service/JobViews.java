@@ -1,0 +1,82 @@
+package dev.jobapi.api.service;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jobapi.api.rest.AttemptView;
+import dev.jobapi.api.rest.JobView;
+import dev.jobapi.api.security.Caller;
+import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.attempt.AttemptRepository;
+import dev.jobapi.common.attempt.UsageRecord;
+import dev.jobapi.common.job.Job;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.transaction.Transactional;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** Builds Job representations, including the actions the caller may take now. */
+@ApplicationScoped
+public class JobViews {
+
+    public static final String REQUEST_ATTEMPT = "request_attempt";
+    public static final String CANCEL = "cancel";
+    public static final String SUPERSEDE = "supersede";
+    public static final String FETCH_OUTPUT = "fetch_output";
+
+    private final AttemptRepository attempts;
+    private final ObjectMapper mapper;
+
+    JobViews(AttemptRepository attempts, ObjectMapper mapper) {
+        this.attempts = attempts;
+        this.mapper = mapper;
+    }
+
+    @Transactional(Transactional.TxType.SUPPORTS)
+    public JobView of(Job job, Caller caller) {
+        List<Attempt> jobAttempts = attempts.forJob(job.id());
+        Map<java.util.UUID, UsageRecord> usage =
+                attempts.usageOf(jobAttempts.stream().map(Attempt::id).toList());
+        List<AttemptView> attemptViews = jobAttempts.stream()
+                .map(a -> AttemptView.of(a, usage.get(a.id())))
+                .toList();
+        try {
+            return new JobView(
+                    job.id(),
+                    job.state(),
+                    job.idempotencyKey(),
+                    job.inputDigest(),
+                    mapper.readTree(job.input()),
+                    job.provider(),
+                    job.winningAttemptId(),
+                    job.version(),
+                    job.reviewReason(),
+                    job.createdAt(),
+                    job.updatedAt(),
+                    attemptViews,
+                    actions(job, jobAttempts, caller));
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException("Stored input of job " + job.id() + " is not JSON", e);
+        }
+    }
+
+    /** The buttons a client may draw, derived from server state and the caller's role only. */
+    static List<String> actions(Job job, List<Attempt> jobAttempts, Caller caller) {
+        List<String> actions = new ArrayList<>();
+        boolean won = job.winningAttemptId() != null;
+        if (!job.state().isTerminal() && !won) {
+            boolean anyOpen = jobAttempts.stream().anyMatch(a -> a.state().isOpen());
+            if (!anyOpen) {
+                actions.add(REQUEST_ATTEMPT);
+            } else if (caller.isReviewer()) {
+                actions.add(SUPERSEDE);
+            }
+            actions.add(CANCEL);
+        }
+        if (won) {
+            actions.add(FETCH_OUTPUT);
+        }
+        return actions;
+    }
+}

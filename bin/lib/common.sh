@@ -1,0 +1,36 @@
+# shellcheck shell=bash
+# Shared helpers for bin/dev and bin/jobctl. Source it; do not execute it.
+#
+#   ROOT                  absolute path of the repository root
+#   step/info/warn/die    progress and error output (all on stderr except step/info)
+#   as_root CMD...        run CMD as root (directly when root, else through sudo)
+#   have CMD              true when CMD is on PATH
+
+if [[ -z "${ROOT:-}" ]]; then
+  ROOT="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd -P)"
+fi
+export ROOT
+
+# Colour only when talking to a terminal and not told otherwise.
+if [[ -t 1 && -z "${NO_COLOR:-}" && "${CI:-}" != "true" ]]; then
+  _c_bold=$'\033[1m' _c_warn=$'\033[33m' _c_err=$'\033[31m' _c_off=$'\033[0m'
+else
+  _c_bold='' _c_warn='' _c_err='' _c_off=''
+fi
+
+step() { printf '%s==> %s%s\n' "$_c_bold" "$*" "$_c_off"; }
+info() { printf '    %s\n' "$*"; }
+warn() { printf '%s!!  %s%s\n' "$_c_warn" "$*" "$_c_off" >&2; }
+die()  { printf '%sxx  %s%s\n' "$_c_err" "$*" "$_c_off" >&2; exit 1; }
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+as_root() {
+  if [[ "$(id -u)" -eq 0 ]]; then
+    "$@"
+  elif have sudo; then
+    sudo "$@"
+  else
+    die "need root for: $* (not root and no sudo)"
+  fi
+}

@@ -1,0 +1,215 @@
+package dev.jobapi.common.attempt;
+
+import dev.jobapi.common.state.WireNameConverters.AttemptStateConverter;
+import jakarta.persistence.Column;
+import jakarta.persistence.Convert;
+import jakarta.persistence.Entity;
+import jakarta.persistence.Id;
+import jakarta.persistence.Table;
+import jakarta.persistence.Version;
+import java.time.Instant;
+import java.util.UUID;
+
+/**
+ * One try of a job at one provider. Created by the API together with its outbox row; moved on by
+ * the worker and by reviewers, always through the guarded intent-named methods below.
+ */
+@Entity
+@Table(name = "attempt")
+public class Attempt {
+
+    @Id
+    private UUID id;
+
+    @Column(name = "job_id", nullable = false, updatable = false)
+    private UUID jobId;
+
+    @Column(name = "idempotency_key", updatable = false)
+    private String idempotencyKey;
+
+    @Column(name = "request_digest", updatable = false)
+    private String requestDigest;
+
+    @Column(name = "provider", nullable = false, updatable = false)
+    private String provider;
+
+    @Convert(converter = AttemptStateConverter.class)
+    @Column(name = "state", nullable = false)
+    private AttemptState state;
+
+    @Column(name = "request_key", nullable = false, updatable = false)
+    private String requestKey;
+
+    @Column(name = "remote_id")
+    private String remoteId;
+
+    @Column(name = "output_digest")
+    private String outputDigest;
+
+    @Column(name = "reason")
+    private String reason;
+
+    @Column(name = "reviewed_by")
+    private String reviewedBy;
+
+    @Column(name = "quarantined", nullable = false)
+    private boolean quarantined;
+
+    @Column(name = "lease_owner")
+    private String leaseOwner;
+
+    @Column(name = "lease_expires_at")
+    private Instant leaseExpiresAt;
+
+    @Column(name = "sent_at")
+    private Instant sentAt;
+
+    @Version
+    @Column(name = "version", nullable = false)
+    private long version;
+
+    @Column(name = "created_at", nullable = false, updatable = false)
+    private Instant createdAt;
+
+    @Column(name = "updated_at", nullable = false)
+    private Instant updatedAt;
+
+    protected Attempt() {}
+
+    /** A new attempt, ready to be announced through the outbox. */
+    public static Attempt starting(
+            UUID jobId, String provider, String idempotencyKey, String requestDigest, Instant now) {
+        Attempt attempt = new Attempt();
+        attempt.id = UUID.randomUUID();
+        attempt.jobId = jobId;
+        attempt.provider = provider;
+        attempt.idempotencyKey = idempotencyKey;
+        attempt.requestDigest = requestDigest;
+        attempt.state = AttemptState.STARTING;
+        // Our own key for this attempt, handed to the provider with every transport send.
+        attempt.requestKey = "attempt-" + attempt.id;
+        attempt.createdAt = now;
+        attempt.updatedAt = now;
+        return attempt;
+    }
+
+    /** This attempt's result won the job. */
+    public void succeed(Instant now) {
+        moveTo(AttemptState.SUCCEEDED, null, now);
+    }
+
+    public void fail(String reason, Instant now) {
+        moveTo(AttemptState.FAILED, reason, now);
+    }
+
+    /** The provider may have the request; we do not know what it did. */
+    public void markUnknown(String reason, Instant now) {
+        moveTo(AttemptState.UNKNOWN, reason, now);
+    }
+
+    /** The provider answered without usage: fail closed, hold the output until reconciled. */
+    public void quarantine(String reason, Instant now) {
+        markUnknown(reason, now);
+        quarantined = true;
+    }
+
+    /** Another attempt won or the job closed; this one's output is kept and never applied. */
+    public void lose(String reason, Instant now) {
+        moveTo(AttemptState.SUPERSEDED, reason, now);
+    }
+
+    /** A reviewer replaced this open attempt, giving a reason. */
+    public void supersede(String reason, String reviewer, Instant now) {
+        moveTo(AttemptState.SUPERSEDED, reason, now);
+        reviewedBy = reviewer;
+    }
+
+    /** The provider's own id for the request, as soon as it is known. */
+    public void recordRemoteId(String remoteId, Instant now) {
+        this.remoteId = remoteId;
+        this.updatedAt = now;
+    }
+
+    /** The generation this attempt produced is stored; its digest identifies it. */
+    public void recordOutput(String outputDigest, Instant now) {
+        this.outputDigest = outputDigest;
+        this.updatedAt = now;
+    }
+
+    private void moveTo(AttemptState target, String reason, Instant now) {
+        state.guardMoveTo(target);
+        state = target;
+        if (reason != null) {
+            this.reason = reason;
+        }
+        updatedAt = now;
+    }
+
+    public UUID id() {
+        return id;
+    }
+
+    public UUID jobId() {
+        return jobId;
+    }
+
+    public String idempotencyKey() {
+        return idempotencyKey;
+    }
+
+    public String requestDigest() {
+        return requestDigest;
+    }
+
+    public String provider() {
+        return provider;
+    }
+
+    public AttemptState state() {
+        return state;
+    }
+
+    public String requestKey() {
+        return requestKey;
+    }
+
+    public String remoteId() {
+        return remoteId;
+    }
+
+    public String outputDigest() {
+        return outputDigest;
+    }
+
+    public String reason() {
+        return reason;
+    }
+
+    public String reviewedBy() {
+        return reviewedBy;
+    }
+
+    public boolean quarantined() {
+        return quarantined;
+    }
+
+    public String leaseOwner() {
+        return leaseOwner;
+    }
+
+    public Instant leaseExpiresAt() {
+        return leaseExpiresAt;
+    }
+
+    public Instant sentAt() {
+        return sentAt;
+    }
+
+    public Instant createdAt() {
+        return createdAt;
+    }
+
+    public Instant updatedAt() {
+        return updatedAt;
+    }
+}

@@ -1,0 +1,43 @@
+package dev.jobapi.common.attempt;
+
+import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.stream.Collectors;
+
+/** Reads attempts and what belongs to them (generation, usage). */
+@ApplicationScoped
+public class AttemptRepository implements PanacheRepositoryBase<Attempt, UUID> {
+
+    public List<Attempt> forJob(UUID jobId) {
+        return list("jobId = ?1 order by createdAt, id", jobId);
+    }
+
+    public Optional<Attempt> findByJobAndKey(UUID jobId, String idempotencyKey) {
+        return find("jobId = ?1 and idempotencyKey = ?2", jobId, idempotencyKey).firstResultOptional();
+    }
+
+    public Optional<Generation> generation(UUID attemptId) {
+        return Optional.ofNullable(getEntityManager().find(Generation.class, attemptId));
+    }
+
+    public Optional<UsageRecord> usage(UUID attemptId) {
+        return Optional.ofNullable(getEntityManager().find(UsageRecord.class, attemptId));
+    }
+
+    /** Usage records of many attempts at once, keyed by attempt id. */
+    public Map<UUID, UsageRecord> usageOf(Collection<UUID> attemptIds) {
+        if (attemptIds.isEmpty()) {
+            return Map.of();
+        }
+        return getEntityManager()
+                .createQuery("from UsageRecord u where u.attemptId in :ids", UsageRecord.class)
+                .setParameter("ids", attemptIds)
+                .getResultStream()
+                .collect(Collectors.toMap(UsageRecord::attemptId, u -> u));
+    }
+}

@@ -1,0 +1,149 @@
+package dev.jobapi.common.job;
+
+import dev.jobapi.common.state.WireNameConverters.JobStateConverter;
+import jakarta.persistence.Column;
+import jakarta.persistence.Convert;
+import jakarta.persistence.Entity;
+import jakarta.persistence.Id;
+import jakarta.persistence.Table;
+import jakarta.persistence.Version;
+import java.time.Instant;
+import java.util.UUID;
+
+/**
+ * One user intention. Rows are inserted by {@code JobIntake} with {@code ON CONFLICT DO NOTHING};
+ * state changes only through the intent-named methods below, each guarded by {@link JobState}.
+ */
+@Entity
+@Table(name = "job")
+public class Job {
+
+    @Id
+    private UUID id;
+
+    @Column(name = "owner_id", nullable = false, updatable = false)
+    private String ownerId;
+
+    @Column(name = "idempotency_key", nullable = false, updatable = false)
+    private String idempotencyKey;
+
+    @Column(name = "input_digest", nullable = false, updatable = false)
+    private String inputDigest;
+
+    /** The canonical JSON of the client's input object. */
+    @Column(name = "input", nullable = false, updatable = false)
+    private String input;
+
+    @Column(name = "provider", nullable = false, updatable = false)
+    private String provider;
+
+    @Convert(converter = JobStateConverter.class)
+    @Column(name = "state", nullable = false)
+    private JobState state;
+
+    @Column(name = "winning_attempt_id")
+    private UUID winningAttemptId;
+
+    @Column(name = "review_reason")
+    private String reviewReason;
+
+    @Version
+    @Column(name = "version", nullable = false)
+    private long version;
+
+    @Column(name = "created_at", nullable = false, updatable = false)
+    private Instant createdAt;
+
+    @Column(name = "updated_at", nullable = false)
+    private Instant updatedAt;
+
+    protected Job() {}
+
+    /** A worker claimed one of the job's attempts. Idempotent when the job already runs. */
+    public void start(Instant now) {
+        if (state != JobState.RUNNING) {
+            moveTo(JobState.RUNNING, now);
+        }
+    }
+
+    /** An attempt's outcome is unknown: a person has to look before anything else is tried. */
+    public void requireReview(String reason, Instant now) {
+        if (state != JobState.NEEDS_REVIEW) {
+            moveTo(JobState.NEEDS_REVIEW, now);
+        }
+        this.reviewReason = reason;
+    }
+
+    /** A reviewer replaced the open attempts with a new one; the job runs again. */
+    public void resumeAfterReview(Instant now) {
+        if (state == JobState.NEEDS_REVIEW) {
+            moveTo(JobState.RUNNING, now);
+        }
+    }
+
+    /** The winner's result was applied. */
+    public void complete(Instant now) {
+        if (winningAttemptId == null) {
+            throw new IllegalStateException("Job " + id + " cannot complete without a winning attempt.");
+        }
+        moveTo(JobState.COMPLETED, now);
+    }
+
+    public void cancel(Instant now) {
+        moveTo(JobState.CANCELLED, now);
+    }
+
+    private void moveTo(JobState target, Instant now) {
+        state.guardMoveTo(target);
+        state = target;
+        updatedAt = now;
+    }
+
+    public UUID id() {
+        return id;
+    }
+
+    public String ownerId() {
+        return ownerId;
+    }
+
+    public String idempotencyKey() {
+        return idempotencyKey;
+    }
+
+    public String inputDigest() {
+        return inputDigest;
+    }
+
+    public String input() {
+        return input;
+    }
+
+    public String provider() {
+        return provider;
+    }
+
+    public JobState state() {
+        return state;
+    }
+
+    public UUID winningAttemptId() {
+        return winningAttemptId;
+    }
+
+    public String reviewReason() {
+        return reviewReason;
+    }
+
+    public long version() {
+        return version;
+    }
+
+    public Instant createdAt() {
+        return createdAt;
+    }
+
+    public Instant updatedAt() {
+        return updatedAt;
+    }
+}

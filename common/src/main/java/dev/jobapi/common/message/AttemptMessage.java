@@ -1,0 +1,9 @@
+package dev.jobapi.common.message;
+
+import java.util.UUID;
+
+/**
+ * The body of a "please work on attempt X" message. It carries ids only; the worker reads state
+ * from PostgreSQL, so a duplicate, late or replayed message is harmless.
+ */
+public record AttemptMessage(UUID attemptId, UUID jobId) {}

@@ -1,0 +1,59 @@
+package dev.jobapi.common.attempt;
+
+import static dev.jobapi.common.attempt.AttemptState.FAILED;
+import static dev.jobapi.common.attempt.AttemptState.STARTING;
+import static dev.jobapi.common.attempt.AttemptState.SUCCEEDED;
+import static dev.jobapi.common.attempt.AttemptState.SUPERSEDED;
+import static dev.jobapi.common.attempt.AttemptState.UNKNOWN;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.jobapi.common.state.IllegalTransitionException;
+import java.util.EnumSet;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** The attempt transition table: for each source state, every allowed and every refused target. */
+class AttemptStateTest {
+
+    private static void assertTargets(AttemptState from, Set<AttemptState> allowed) {
+        for (AttemptState to : AttemptState.values()) {
+            if (allowed.contains(to)) {
+                assertThat(from.canMoveTo(to)).as(from + " -> " + to).isTrue();
+                from.guardMoveTo(to);
+            } else {
+                assertThat(from.canMoveTo(to)).as(from + " -> " + to).isFalse();
+                assertThatThrownBy(() -> from.guardMoveTo(to))
+                        .isInstanceOf(IllegalTransitionException.class)
+                        .hasMessage("A attempt cannot move from " + from + " to " + to + ".");
+            }
+        }
+    }
+
+    @Test
+    void startingMovesToEveryOutcome() {
+        assertTargets(STARTING, EnumSet.of(SUCCEEDED, FAILED, UNKNOWN, SUPERSEDED));
+        assertThat(STARTING.isOpen()).isTrue();
+    }
+
+    @Test
+    void unknownMovesToSucceededFailedOrSupersededButNeverBackToStarting() {
+        assertTargets(UNKNOWN, EnumSet.of(SUCCEEDED, FAILED, SUPERSEDED));
+        assertThat(UNKNOWN.isOpen()).isTrue();
+    }
+
+    @Test
+    void succeededIsTerminal() {
+        assertTargets(SUCCEEDED, EnumSet.noneOf(AttemptState.class));
+    }
+
+    @Test
+    void failedIsTerminal() {
+        assertTargets(FAILED, EnumSet.noneOf(AttemptState.class));
+    }
+
+    @Test
+    void supersededIsTerminal() {
+        assertTargets(SUPERSEDED, EnumSet.noneOf(AttemptState.class));
+    }
+}

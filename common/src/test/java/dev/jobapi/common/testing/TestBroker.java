@@ -1,0 +1,35 @@
+package dev.jobapi.common.testing;
+
+import com.rabbitmq.client.GetResponse;
+import dev.jobapi.common.message.AttemptTopology;
+import dev.jobapi.common.message.BrokerConnection;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Reads and empties the attempt queues of the test vhost. */
+public final class TestBroker {
+
+    private TestBroker() {}
+
+    public static void purge(BrokerConnection broker) {
+        broker.withChannel(channel -> {
+            channel.queuePurge(AttemptTopology.QUEUE);
+            channel.queuePurge(AttemptTopology.DEAD_LETTER_QUEUE);
+            channel.queuePurge(AttemptTopology.DELAY_QUEUE);
+            return null;
+        });
+    }
+
+    /** Takes (and acks) every message now in the queue, returning their bodies. */
+    public static List<String> drain(BrokerConnection broker, String queue) {
+        return broker.withChannel(channel -> {
+            List<String> bodies = new ArrayList<>();
+            GetResponse response;
+            while ((response = channel.basicGet(queue, true)) != null) {
+                bodies.add(new String(response.getBody(), StandardCharsets.UTF_8));
+            }
+            return bodies;
+        });
+    }
+}
