@@ -1,0 +1,64 @@
+package dev.jobapi.api;
+
+import static io.restassured.RestAssured.given;
+
+import dev.jobapi.common.message.BrokerConnection;
+import dev.jobapi.common.testing.TestBroker;
+import dev.jobapi.common.testing.TestDatabase;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.restassured.http.ContentType;
+import io.restassured.response.Response;
+import io.restassured.specification.RequestSpecification;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+
+/** Starts every API test from empty tables and queues, and offers the request shapes tests repeat. */
+public abstract class ApiTestSupport {
+
+    protected static final String JOB_BODY =
+            "{\"input\":{\"prompt\":\"fix the off-by-one\",\"repository\":\"demo\",\"baseRef\":\"main\"},\"provider\":\"fake-a\"}";
+
+    @Inject
+    protected EntityManager em;
+
+    @Inject
+    protected BrokerConnection broker;
+
+    @BeforeEach
+    @AfterEach
+    void resetState() {
+        QuarkusTransaction.requiringNew().run(() -> TestDatabase.reset(em));
+        TestBroker.purge(broker);
+    }
+
+    protected static RequestSpecification as(String token) {
+        return given().auth().oauth2(token);
+    }
+
+    protected static Response createJob(String token, String key, String body) {
+        return as(token)
+                .contentType(ContentType.JSON)
+                .header("Idempotency-Key", key)
+                .body(body)
+                .post("/jobs");
+    }
+
+    protected static Response requestAttempt(String token, String jobId, String key, String body) {
+        return as(token)
+                .contentType(ContentType.JSON)
+                .header("Idempotency-Key", key)
+                .body(body)
+                .post("/jobs/" + jobId + "/attempts");
+    }
+
+    protected long count(String sql) {
+        return QuarkusTransaction.requiringNew()
+                .call(() -> ((Number) em.createNativeQuery(sql).getSingleResult()).longValue());
+    }
+
+    protected void execute(String sql) {
+        QuarkusTransaction.requiringNew().run(() -> em.createNativeQuery(sql).executeUpdate());
+    }
+}

@@ -1,0 +1,263 @@
+package dev.jobapi.api;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.notNullValue;
+import static org.hamcrest.Matchers.startsWith;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import io.restassured.response.Response;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/** DESIGN.md rule 1 and API.md's POST /jobs table, over the real database. */
+@QuarkusTest
+class JobIntakeTest extends ApiTestSupport {
+
+    private final String alice = Tokens.user("alice");
+
+    @Test
+    void createsJobWithFirstAttemptAndLocation() {
+        Response created = createJob(alice, "k-1", JOB_BODY);
+        created.then()
+                .statusCode(201)
+                .body("state", equalTo("accepted"))
+                .body("idempotencyKey", equalTo("k-1"))
+                .body("inputDigest", startsWith("sha256:"))
+                .body("input.prompt", equalTo("fix the off-by-one"))
+                .body("winningAttemptId", equalTo(null))
+                .body("attempts.size()", equalTo(1))
+                .body("attempts[0].state", equalTo("starting"))
+                .body("attempts[0].provider", equalTo("fake-a"))
+                .body("actions", equalTo(List.of("cancel")));
+        assertThat(created.header("Location")).endsWith("/jobs/" + created.path("id"));
+        assertThat(count("SELECT count(*) FROM outbox")).isEqualTo(1);
+    }
+
+    @Test
+    void replaysJobForSameKeyAndBody() {
+        String id = createJob(alice, "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        createJob(alice, "k-1", JOB_BODY)
+                .then()
+                .statusCode(200)
+                .header("Idempotent-Replayed", "true")
+                .body("id", equalTo(id));
+        assertThat(count("SELECT count(*) FROM job")).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM attempt")).isEqualTo(1);
+    }
+
+    @Test
+    void replaysJobForSameKeyAndReorderedJson() {
+        String id = createJob(alice, "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        String reordered =
+                "{ \"provider\" : \"fake-a\", \"input\" : { \"baseRef\":\"main\", \"repository\":\"demo\", \"prompt\":\"fix the off-by-one\" } }";
+        createJob(alice, "k-1", reordered).then().statusCode(200).body("id", equalTo(id));
+    }
+
+    @Test
+    void refusesSameKeyWithChangedInput() {
+        createJob(alice, "k-1", JOB_BODY).then().statusCode(201);
+        createJob(alice, "k-1", JOB_BODY.replace("off-by-one", "typo"))
+                .then()
+                .statusCode(422)
+                .contentType("application/problem+json")
+                .body("code", equalTo("idempotency-key-reused"))
+                .body("status", equalTo(422))
+                .body("type", notNullValue())
+                .body("title", notNullValue())
+                .body("detail", notNullValue());
+        assertThat(count("SELECT count(*) FROM job")).isEqualTo(1);
+    }
+
+    @Test
+    void sameKeyFromAnotherOwnerMakesAnotherJob() {
+        String first = createJob(alice, "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        String second = createJob(Tokens.user("bob"), "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        assertThat(second).isNotEqualTo(first);
+    }
+
+    @Test
+    void fiftyConcurrentIdenticalRequestsMakeExactlyOneJob() throws Exception {
+        int clients = 50;
+        ExecutorService pool = Executors.newFixedThreadPool(clients);
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<Response>> futures = new ArrayList<>();
+        try {
+            for (int i = 0; i < clients; i++) {
+                Callable<Response> call = () -> {
+                    start.await();
+                    return createJob(alice, "double-click", JOB_BODY);
+                };
+                futures.add(pool.submit(call));
+            }
+            start.countDown();
+            Set<String> ids = new HashSet<>();
+            int created = 0;
+            for (Future<Response> future : futures) {
+                Response response = future.get();
+                assertThat(response.statusCode()).isIn(200, 201);
+                created += response.statusCode() == 201 ? 1 : 0;
+                ids.add(response.path("id"));
+            }
+            assertThat(ids).hasSize(1);
+            assertThat(created).isEqualTo(1);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(count("SELECT count(*) FROM job WHERE idempotency_key = 'double-click'"))
+                .isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM attempt")).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM outbox")).isEqualTo(1);
+    }
+
+    @Test
+    void missingIdempotencyKeyIs400() {
+        as(alice)
+                .contentType(ContentType.JSON)
+                .body(JOB_BODY)
+                .post("/jobs")
+                .then()
+                .statusCode(400)
+                .contentType("application/problem+json")
+                .body("code", equalTo("idempotency-key-missing"));
+    }
+
+    @Test
+    void malformedIdempotencyKeyIs400() {
+        createJob(alice, "x".repeat(256), JOB_BODY)
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("idempotency-key-invalid"));
+        createJob(alice, "caf\u00e9", JOB_BODY).then().statusCode(400).body("code", equalTo("idempotency-key-invalid"));
+    }
+
+    @Test
+    void malformedJsonIs400() {
+        createJob(alice, "k", "{\"input\": {").then().statusCode(400).body("code", equalTo("invalid-request"));
+        createJob(alice, "k", "[1,2]").then().statusCode(400).body("code", equalTo("invalid-request"));
+    }
+
+    @Test
+    void wrongTypesAre400() {
+        createJob(alice, "k", "{\"input\":\"text\"}").then().statusCode(400).body("code", equalTo("invalid-request"));
+        createJob(alice, "k", "{\"input\":{},\"provider\":{}}")
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("invalid-request"));
+        createJob(alice, "k", "{\"provider\":\"fake-a\"}")
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("invalid-request"));
+    }
+
+    @Test
+    void unknownTopLevelFieldIs400ButInputIsFreeForm() {
+        createJob(alice, "k", "{\"input\":{},\"priority\":1}")
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("invalid-request"))
+                .body("detail", startsWith("Unknown field 'priority'"));
+        createJob(alice, "k2", "{\"input\":{\"anything\":[1,{\"goes\":true}]}}")
+                .then()
+                .statusCode(201);
+    }
+
+    @Test
+    void nestingDeeperThanTheBoundIs400() {
+        String deep = "{\"input\":" + "{\"a\":".repeat(40) + "1" + "}".repeat(40) + "}";
+        createJob(alice, "k", deep).then().statusCode(400).body("code", equalTo("invalid-request"));
+    }
+
+    @Test
+    void bodyOverTheLimitIs413() {
+        String big = "{\"input\":{\"prompt\":\"" + "x".repeat(1_100_000) + "\"}}";
+        createJob(alice, "k", big)
+                .then()
+                .statusCode(413)
+                .contentType("application/problem+json")
+                .body("code", equalTo("payload-too-large"));
+        assertThat(count("SELECT count(*) FROM job")).isZero();
+    }
+
+    @Test
+    void unknownProviderIs422() {
+        createJob(alice, "k", "{\"input\":{},\"provider\":\"nope\"}")
+                .then()
+                .statusCode(422)
+                .body("code", equalTo("unknown-provider"));
+    }
+
+    @Test
+    void wrongContentTypeIs415() {
+        as(alice)
+                .contentType(ContentType.TEXT)
+                .header("Idempotency-Key", "k")
+                .body(JOB_BODY)
+                .post("/jobs")
+                .then()
+                .statusCode(415)
+                .contentType("application/problem+json")
+                .body("code", equalTo("unsupported-media-type"));
+    }
+
+    @Test
+    void unknownRoutesAre404AndWrongMethodsAre405() {
+        as(alice).get("/nothing-here").then().statusCode(404).contentType("application/problem+json");
+        as(alice).delete("/jobs").then().statusCode(405).contentType("application/problem+json");
+    }
+
+    @Test
+    void defaultProviderIsUsedWhenNoneIsNamed() {
+        createJob(alice, "k", "{\"input\":{\"prompt\":\"p\"}}")
+                .then()
+                .statusCode(201)
+                .body("attempts[0].provider", equalTo("fake-a"));
+    }
+
+    @Test
+    void listsOwnJobsNewestFirstWithCursor() {
+        for (int i = 0; i < 3; i++) {
+            createJob(alice, "k-" + i, JOB_BODY).then().statusCode(201);
+        }
+        createJob(Tokens.user("bob"), "k-bob", JOB_BODY).then().statusCode(201);
+        Response first = as(alice).get("/jobs?limit=2");
+        first.then().statusCode(200).body("items.size()", equalTo(2)).body("items[0].idempotencyKey", equalTo("k-2"));
+        String cursor = first.path("nextCursor");
+        as(alice)
+                .get("/jobs?limit=2&cursor=" + cursor)
+                .then()
+                .statusCode(200)
+                .body("items.size()", equalTo(1))
+                .body("items[0].idempotencyKey", equalTo("k-0"))
+                .body("nextCursor", equalTo(null));
+        as(alice).get("/jobs?state=completed").then().statusCode(200).body("items.size()", equalTo(0));
+        as(alice).get("/jobs?state=bogus").then().statusCode(400);
+        given().get("/jobs").then().statusCode(401);
+    }
+}

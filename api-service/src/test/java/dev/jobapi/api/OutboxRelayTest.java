@@ -1,0 +1,79 @@
+package dev.jobapi.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.jobapi.api.security.Caller;
+import dev.jobapi.api.service.JobIntake;
+import dev.jobapi.common.message.AttemptTopology;
+import dev.jobapi.common.testing.TestBroker;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** DESIGN.md rule 3: no message for an uncommitted attempt, no committed attempt without a message. */
+@QuarkusTest
+class OutboxRelayTest extends ApiTestSupport {
+
+    @Inject
+    JobIntake intake;
+
+    @Test
+    void committedAttemptIsPublishedAndMarkedSentAfterTheConfirm() {
+        String id = createJob(Tokens.user("alice"), "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        String attemptId = as(Tokens.user("alice")).get("/jobs/" + id).path("attempts[0].id");
+        List<String> received = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            received.addAll(TestBroker.drain(broker, AttemptTopology.QUEUE));
+            assertThat(received)
+                    .anySatisfy(body -> assertThat(body).contains(attemptId).contains(id));
+        });
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL") == 1);
+    }
+
+    @Test
+    void rolledBackIntakeLeavesNeitherRowNorMessage() {
+        Caller alice = new Caller("alice", Set.of("user"));
+        try {
+            QuarkusTransaction.requiringNew().run(() -> {
+                intake.submit(alice, "k-rolled-back", "{}", "fake-a", "sha256:x");
+                throw new IllegalStateException("the request failed after intake");
+            });
+        } catch (IllegalStateException expected) {
+            // the surrounding transaction rolled back the job, its attempt and its outbox row
+        }
+        // A committed job in the same window proves the relay ran while we watched.
+        createJob(Tokens.user("alice"), "k-committed", JOB_BODY).then().statusCode(201);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL") == 1);
+        assertThat(count("SELECT count(*) FROM job")).isEqualTo(1);
+        assertThat(TestBroker.drain(broker, AttemptTopology.QUEUE)).hasSize(1);
+    }
+
+    @Test
+    void rowsLeftUnsentByACrashedReplicaAreRelayed() {
+        String id = createJob(Tokens.user("alice"), "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL") == 1);
+        TestBroker.drain(broker, AttemptTopology.QUEUE);
+        // As if a replica committed the row and died before publishing it.
+        execute("UPDATE outbox SET sent_at = NULL WHERE job_id = '" + id + "'");
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(TestBroker.drain(broker, AttemptTopology.QUEUE))
+                        .anySatisfy(body -> assertThat(body).contains(id)));
+    }
+}

@@ -1,0 +1,75 @@
+package dev.jobapi.api;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+
+import io.quarkus.test.junit.QuarkusTest;
+import org.junit.jupiter.api.Test;
+
+/** DESIGN.md rule 10: ownership on every verb; another owner's job is a 404, never a 403. */
+@QuarkusTest
+class OwnershipTest extends ApiTestSupport {
+
+    private String aliceJob() {
+        return createJob(Tokens.user("alice"), "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+    }
+
+    @Test
+    void anotherUsersJobIsNotFoundOnEveryVerb() {
+        String id = aliceJob();
+        String bob = Tokens.user("bob");
+        as(bob).get("/jobs/" + id).then().statusCode(404).body("code", equalTo("job-not-found"));
+        as(bob).post("/jobs/" + id + "/cancel").then().statusCode(404).body("code", equalTo("job-not-found"));
+        as(bob).get("/jobs/" + id + "/output").then().statusCode(404).body("code", equalTo("job-not-found"));
+        requestAttempt(bob, id, "a-1", "{\"provider\":\"fake-b\"}")
+                .then()
+                .statusCode(404)
+                .body("code", equalTo("job-not-found"));
+        as(bob).get("/jobs").then().statusCode(200).body("items.size()", equalTo(0));
+    }
+
+    @Test
+    void ownerAndReviewerSeeTheJob() {
+        String id = aliceJob();
+        as(Tokens.user("alice")).get("/jobs/" + id).then().statusCode(200).body("id", equalTo(id));
+        as(Tokens.reviewer("rita")).get("/jobs/" + id).then().statusCode(200).body("id", equalTo(id));
+        as(Tokens.of("otto", "operator")).get("/jobs/" + id).then().statusCode(200);
+    }
+
+    @Test
+    void missingTokenIs401() {
+        String id = aliceJob();
+        given().get("/jobs/" + id)
+                .then()
+                .statusCode(401)
+                .contentType("application/problem+json")
+                .body("code", equalTo("unauthenticated"));
+    }
+
+    @Test
+    void tokenSignedWithAnotherKeyIs401() throws Exception {
+        String id = aliceJob();
+        as(Tokens.signedWithAnotherKey("alice")).get("/jobs/" + id).then().statusCode(401);
+    }
+
+    @Test
+    void expiredOrMalformedTokenIs401() {
+        String id = aliceJob();
+        as(Tokens.expired("alice")).get("/jobs/" + id).then().statusCode(401);
+        as("not.a.jwt").get("/jobs/" + id).then().statusCode(401);
+    }
+
+    @Test
+    void tokenWithoutAKnownRoleIs403() {
+        as(Tokens.of("mallory", "guest")).get("/jobs").then().statusCode(403).body("code", equalTo("forbidden"));
+    }
+
+    @Test
+    void malformedJobIdIs404() {
+        as(Tokens.user("alice")).get("/jobs/not-a-uuid").then().statusCode(404).body("code", equalTo("job-not-found"));
+    }
+}

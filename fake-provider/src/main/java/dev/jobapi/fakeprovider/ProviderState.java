@@ -1,0 +1,92 @@
+package dev.jobapi.fakeprovider;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.UnaryOperator;
+
+/**
+ * The scripts, request log and stored completions of one run.
+ *
+ * <p>A reset replaces the whole object rather than emptying it: a request still sleeping through its delay keeps
+ * writing into the state it arrived in, so a late completion of one test can never show up in the next.
+ */
+final class ProviderState {
+
+    private final List<ScriptCursor> scripts = new ArrayList<>();
+    private final List<ReceivedRequest> log = new ArrayList<>();
+    private final Map<String, ObjectNode> completions = new LinkedHashMap<>();
+
+    synchronized void addScript(Script script) {
+        scripts.add(new ScriptCursor(script));
+    }
+
+    /** The next step of the first script added that matches, or null for the default answer. */
+    synchronized Step takeStep(String prompt) {
+        for (ScriptCursor cursor : scripts) {
+            if (cursor.script.matches(prompt)) {
+                return cursor.next();
+            }
+        }
+        return null;
+    }
+
+    /** Logs an arrival and returns its slot, so the log keeps arrival order even when answers finish out of order. */
+    synchronized int logArrival(ReceivedRequest request) {
+        log.add(request);
+        return log.size() - 1;
+    }
+
+    synchronized void logOutcome(int slot, UnaryOperator<ReceivedRequest> outcome) {
+        log.set(slot, outcome.apply(log.get(slot)));
+    }
+
+    synchronized List<ReceivedRequest> requests() {
+        return List.copyOf(log);
+    }
+
+    synchronized void store(String id, ObjectNode completion) {
+        completions.put(id, completion);
+    }
+
+    synchronized Optional<ObjectNode> completion(String id) {
+        return Optional.ofNullable(completions.get(id));
+    }
+
+    /** Stored completions whose metadata holds every given key with the given value, oldest first. */
+    synchronized List<ObjectNode> completionsWithMetadata(Map<String, String> filter) {
+        List<ObjectNode> found = new ArrayList<>();
+        for (ObjectNode completion : completions.values()) {
+            JsonNode metadata = completion.path("metadata");
+            boolean matches = filter.entrySet().stream()
+                    .allMatch(wanted -> metadata.hasNonNull(wanted.getKey())
+                            && metadata.get(wanted.getKey()).asText().equals(wanted.getValue()));
+            if (matches) {
+                found.add(completion);
+            }
+        }
+        return found;
+    }
+
+    /** A script and how many of its steps have been taken. */
+    private static final class ScriptCursor {
+        private final Script script;
+        private int taken;
+
+        ScriptCursor(Script script) {
+            this.script = script;
+        }
+
+        Step next() {
+            List<Step> steps = script.steps();
+            // The last step repeats, so [502, 502, 200] means "two failures, then healthy for good".
+            Step step = steps.get(Math.min(taken, steps.size() - 1));
+            taken++;
+            return step;
+        }
+    }
+}

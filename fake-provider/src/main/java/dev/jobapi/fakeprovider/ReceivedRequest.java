@@ -1,0 +1,60 @@
+package dev.jobapi.fakeprovider;
+
+/**
+ * What the fake provider received and how it answered, so a test can compare the provider's own view with the
+ * ledger.
+ *
+ * @param receivedAt when the request arrived, as an ISO-8601 instant
+ * @param prompt the concatenated contents of all messages
+ * @param attemptId {@code metadata.attempt_id} of the request body, or null
+ * @param requestKey the {@code Idempotency-Key} request header, or null
+ * @param stream whether the client asked for a stream
+ * @param step the scripted step taken, or null when no script matched and the default answer was given
+ * @param status the status answered, or null while the request is still being answered (during its delay)
+ * @param remoteId the completion id sent to the client, or null when none was sent
+ * @param usage the token counts the provider reported, or null when omitted, not reached or not a success
+ */
+public record ReceivedRequest(
+        String receivedAt,
+        String prompt,
+        String attemptId,
+        String requestKey,
+        boolean stream,
+        Step step,
+        Integer status,
+        String remoteId,
+        Usage usage) {
+
+    /** Provider-reported token counts; deterministic word counts so tests can predict them. */
+    public record Usage(int promptTokens, int completionTokens) {
+
+        /** Counts whitespace-separated words of the prompt and the completion, at least one each. */
+        static Usage count(String prompt, String completion) {
+            return new Usage(words(prompt), words(completion));
+        }
+
+        int totalTokens() {
+            return promptTokens + completionTokens;
+        }
+
+        private static int words(String text) {
+            String trimmed = text.strip();
+            // A provider never bills zero tokens, and zero would hide a "usage missing" bug behind a valid-looking
+            // count.
+            return trimmed.isEmpty() ? 1 : trimmed.split("\\s+").length;
+        }
+    }
+
+    ReceivedRequest answered(int answeredStatus, String answeredRemoteId, Usage answeredUsage) {
+        return new ReceivedRequest(
+                receivedAt,
+                prompt,
+                attemptId,
+                requestKey,
+                stream,
+                step,
+                answeredStatus,
+                answeredRemoteId,
+                answeredUsage);
+    }
+}
