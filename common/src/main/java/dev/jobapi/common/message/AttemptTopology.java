@@ -24,16 +24,23 @@ public final class AttemptTopology {
     public static final String DEAD_LETTER_QUEUE = "jobs.attempts.dlq";
     public static final String DELAY_QUEUE = "jobs.attempts.delay";
 
+    /**
+     * Deliveries after which a message is dead-lettered. RabbitMQ 3.10 sets no default, so without
+     * this a poison message loops forever. A constant, not a setting: every process must declare the
+     * queue with the same arguments or RabbitMQ refuses the declaration.
+     */
+    public static final int DELIVERY_LIMIT = 5;
+
+    /** How long a parked message waits before it returns: long enough not to spin, short enough to retry soon. */
+    public static final long DELAY_MILLIS = 5_000;
+
     private AttemptTopology() {}
 
     /**
      * Declares everything idempotently. Arguments must never change between releases without a
      * migration: RabbitMQ refuses a redeclaration with other arguments.
-     *
-     * @param deliveryLimit deliveries after which a message is dead-lettered (RabbitMQ 3.10 has no default)
-     * @param delayMillis how long a message parked in the delay queue waits before it comes back
      */
-    public static void declare(Channel channel, int deliveryLimit, long delayMillis) throws IOException {
+    public static void declare(Channel channel) throws IOException {
         channel.exchangeDeclare(DEAD_LETTER_EXCHANGE, BuiltinExchangeType.FANOUT, true);
         channel.queueDeclare(DEAD_LETTER_QUEUE, true, false, false, Map.of("x-queue-type", "quorum"));
         channel.queueBind(DEAD_LETTER_QUEUE, DEAD_LETTER_EXCHANGE, "");
@@ -46,7 +53,7 @@ public final class AttemptTopology {
                 false,
                 Map.of(
                         "x-queue-type", "quorum",
-                        "x-delivery-limit", deliveryLimit,
+                        "x-delivery-limit", DELIVERY_LIMIT,
                         "x-dead-letter-exchange", DEAD_LETTER_EXCHANGE));
         channel.queueBind(QUEUE, EXCHANGE, ROUTING_KEY);
 
@@ -56,7 +63,7 @@ public final class AttemptTopology {
                 false,
                 false,
                 Map.of(
-                        "x-message-ttl", delayMillis,
+                        "x-message-ttl", DELAY_MILLIS,
                         "x-dead-letter-exchange", EXCHANGE,
                         "x-dead-letter-routing-key", ROUTING_KEY));
     }

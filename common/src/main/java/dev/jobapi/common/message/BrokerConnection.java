@@ -40,14 +40,6 @@ public class BrokerConnection {
     @ConfigProperty(name = "rabbitmq-virtual-host", defaultValue = "/")
     String virtualHost;
 
-    // Quorum queues in RabbitMQ 3.10 have no default limit: without one a poison message loops forever.
-    @ConfigProperty(name = "jobapi.broker.delivery-limit", defaultValue = "5")
-    int deliveryLimit;
-
-    // Long enough that a parked message does not spin, short enough that a freed lease is retried soon.
-    @ConfigProperty(name = "jobapi.broker.delay", defaultValue = "5000")
-    long delayMillis;
-
     private Connection connection;
 
     /**
@@ -73,7 +65,7 @@ public class BrokerConnection {
     /** Declares (or re-declares, after a broker lost its queues) the attempt topology. */
     public void declareTopology() {
         withChannel(channel -> {
-            AttemptTopology.declare(channel, deliveryLimit, delayMillis);
+            AttemptTopology.declare(channel);
             return null;
         });
     }
@@ -86,6 +78,9 @@ public class BrokerConnection {
             throw new UncheckedIOException(e);
         } catch (TimeoutException e) {
             throw new UncheckedIOException(new IOException("RabbitMQ did not answer in time", e));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while talking to RabbitMQ", e);
         }
     }
 
@@ -108,6 +103,6 @@ public class BrokerConnection {
     /** Work done with an AMQP channel. */
     @FunctionalInterface
     public interface ChannelWork<T> {
-        T run(Channel channel) throws IOException, TimeoutException;
+        T run(Channel channel) throws IOException, TimeoutException, InterruptedException;
     }
 }

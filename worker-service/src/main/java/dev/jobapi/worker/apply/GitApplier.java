@@ -1,0 +1,122 @@
+package dev.jobapi.worker.apply;
+
+import dev.jobapi.common.apply.ApplyKey;
+import java.io.ByteArrayInputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Optional;
+import org.eclipse.jgit.lib.CommitBuilder;
+import org.eclipse.jgit.lib.Constants;
+import org.eclipse.jgit.lib.ObjectId;
+import org.eclipse.jgit.lib.ObjectInserter;
+import org.eclipse.jgit.lib.PersonIdent;
+import org.eclipse.jgit.lib.Ref;
+import org.eclipse.jgit.lib.RefUpdate;
+import org.eclipse.jgit.lib.Repository;
+import org.eclipse.jgit.patch.Patch;
+import org.eclipse.jgit.patch.PatchApplier;
+import org.eclipse.jgit.revwalk.RevCommit;
+import org.eclipse.jgit.revwalk.RevWalk;
+import org.eclipse.jgit.storage.file.FileRepositoryBuilder;
+
+/**
+ * Commits a winning patch to the branch {@code <prefix><job id>} of a git repository, with the apply
+ * key as an {@code Idempotency-Key:} trailer. The patch is applied to trees in the object database,
+ * not to a working copy, and the branch moves by compare-and-swap, so several workers never trample
+ * each other and a second apply of one key finds the first by its trailer.
+ */
+public class GitApplier implements Applier {
+
+    static final String TRAILER = "Idempotency-Key: ";
+
+    private final File repository;
+    private final String branchPrefix;
+    private final PersonIdent committer = new PersonIdent("jobapi worker", "worker@jobapi.invalid");
+
+    public GitApplier(File repository, String branchPrefix) {
+        this.repository = repository;
+        this.branchPrefix = branchPrefix;
+    }
+
+    @Override
+    public String scope(ApplyTarget target) {
+        return "git:" + repository.getAbsolutePath() + ":" + branch(target);
+    }
+
+    @Override
+    public Optional<String> findApplied(ApplyKey key, ApplyTarget target) {
+        try (Repository repo = open();
+                RevWalk walk = new RevWalk(repo)) {
+            Ref ref = repo.exactRef(Constants.R_HEADS + branch(target));
+            if (ref == null) {
+                return Optional.empty();
+            }
+            walk.markStart(walk.parseCommit(ref.getObjectId()));
+            for (RevCommit commit : walk) {
+                if (commit.getFullMessage().contains(TRAILER + key.value())) {
+                    return Optional.of(commit.getName());
+                }
+            }
+            return Optional.empty();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public String apply(ApplyKey key, byte[] patch, ApplyTarget target) {
+        try (Repository repo = open();
+                RevWalk walk = new RevWalk(repo);
+                ObjectInserter inserter = repo.newObjectInserter()) {
+            String branchRef = Constants.R_HEADS + branch(target);
+            Ref existing = repo.exactRef(branchRef);
+            ObjectId parentId = existing != null ? existing.getObjectId() : repo.resolve(target.baseRef());
+            if (parentId == null) {
+                throw new IllegalStateException("Base ref '" + target.baseRef() + "' does not exist in " + repository);
+            }
+            RevCommit parent = walk.parseCommit(parentId);
+            Patch parsed = new Patch();
+            parsed.parse(new ByteArrayInputStream(patch));
+            if (!parsed.getErrors().isEmpty()) {
+                throw new IllegalStateException("Not a unified diff: " + parsed.getErrors());
+            }
+            PatchApplier.Result result = new PatchApplier(repo, parent.getTree(), inserter).applyPatch(parsed);
+            if (!result.getErrors().isEmpty()) {
+                throw new IllegalStateException("Patch does not apply: " + result.getErrors());
+            }
+            CommitBuilder commit = new CommitBuilder();
+            commit.setTreeId(result.getTreeId());
+            commit.setParentId(parent);
+            commit.setAuthor(committer);
+            commit.setCommitter(committer);
+            commit.setMessage("Apply job " + target.jobId() + "\n\nAttempt: " + target.attemptId() + "\n" + TRAILER
+                    + key.value() + "\n");
+            ObjectId commitId = inserter.insert(commit);
+            inserter.flush();
+
+            RefUpdate update = repo.updateRef(branchRef);
+            update.setNewObjectId(commitId);
+            update.setExpectedOldObjectId(existing != null ? existing.getObjectId() : ObjectId.zeroId());
+            update.setRefLogMessage("jobapi apply " + key.value(), false);
+            RefUpdate.Result moved = update.update(walk);
+            if (moved != RefUpdate.Result.NEW && moved != RefUpdate.Result.FAST_FORWARD) {
+                throw new IllegalStateException("Branch " + branchRef + " moved under us: " + moved);
+            }
+            return commitId.getName();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private String branch(ApplyTarget target) {
+        return branchPrefix + target.jobId();
+    }
+
+    private Repository open() throws IOException {
+        return new FileRepositoryBuilder()
+                .setGitDir(new File(repository, ".git").isDirectory() ? new File(repository, ".git") : repository)
+                .setMustExist(true)
+                .build();
+    }
+}

@@ -1,0 +1,23 @@
+package dev.jobapi.worker.provider;
+
+/** What one provider call came to, in the terms of DESIGN.md's retry decision table. */
+public sealed interface ProviderOutcome {
+
+    /** The provider's id for the request, when it told us. */
+    String remoteId();
+
+    /** A whole answer. {@code usage} is null when the provider reported none (fail closed). */
+    record Completed(String remoteId, byte[] patch, Usage usage) implements ProviderOutcome {}
+
+    /**
+     * The provider refused (4xx), kept failing (429/5xx past the send bound) or broke the stream.
+     * {@code usageUnknown}: it may have spent tokens it never reported (a broken stream).
+     */
+    record Failed(String remoteId, String reason, boolean usageUnknown) implements ProviderOutcome {}
+
+    /** Sent, then the answer was lost: the provider may have done the work. */
+    record Unknown(String remoteId, String reason) implements ProviderOutcome {}
+
+    /** Token counts as the provider reported them. */
+    record Usage(int promptTokens, int completionTokens) {}
+}

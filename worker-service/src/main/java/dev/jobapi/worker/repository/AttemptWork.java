@@ -1,0 +1,122 @@
+package dev.jobapi.worker.repository;
+
+import dev.jobapi.common.apply.ApplyKey;
+import dev.jobapi.worker.provider.ProviderOutcome;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.Transactional;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The worker's conditional and idempotent writes, as SQL: each one states the condition under which
+ * it applies, and zero rows means a duplicate or a lost race, never an error.
+ */
+@ApplicationScoped
+@Transactional(Transactional.TxType.MANDATORY)
+public class AttemptWork {
+
+    private final EntityManager em;
+
+    AttemptWork(EntityManager em) {
+        this.em = em;
+    }
+
+    /**
+     * Claims a starting attempt that nobody holds, and records that its request goes out now.
+     *
+     * @return false when another worker holds or held it
+     */
+    public boolean claim(UUID attemptId, String workerId, Instant now, Duration lease) {
+        return em.createNativeQuery("UPDATE attempt SET lease_owner = ?1, lease_expires_at = ?2, sent_at = ?3,"
+                                + " updated_at = ?3, version = version + 1"
+                                + " WHERE id = ?4 AND state = 'starting' AND lease_owner IS NULL")
+                        .setParameter(1, workerId)
+                        .setParameter(2, now.plus(lease))
+                        .setParameter(3, now)
+                        .setParameter(4, attemptId)
+                        .executeUpdate()
+                == 1;
+    }
+
+    /** Stores the generation once; a second store of the same attempt is a no-op. */
+    public void storeGeneration(UUID attemptId, byte[] patch, String outputDigest, Instant now) {
+        em.createNativeQuery("INSERT INTO generation (attempt_id, patch, output_digest, created_at)"
+                        + " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (attempt_id) DO NOTHING")
+                .setParameter(1, attemptId)
+                .setParameter(2, patch)
+                .setParameter(3, outputDigest)
+                .setParameter(4, now)
+                .executeUpdate();
+    }
+
+    /** Records what the provider reported it spent, or that it reported nothing; once per attempt. */
+    public void recordUsage(UUID attemptId, String ownerId, String provider, ProviderOutcome.Usage usage, Instant now) {
+        em.createNativeQuery("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens,"
+                        + " completion_tokens, source, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+                        + " ON CONFLICT (attempt_id) DO NOTHING")
+                .setParameter(1, attemptId)
+                .setParameter(2, ownerId)
+                .setParameter(3, provider)
+                .setParameter(4, usage == null ? null : usage.promptTokens())
+                .setParameter(5, usage == null ? null : usage.completionTokens())
+                .setParameter(6, usage == null ? "unknown" : "provider_reported")
+                .setParameter(7, now)
+                .executeUpdate();
+    }
+
+    /**
+     * Compare-and-swap on the job: it gets this winner only if it has none, is still open and has
+     * the version we read.
+     */
+    public boolean electWinner(UUID jobId, long expectedVersion, UUID attemptId, Instant now) {
+        return em.createNativeQuery("UPDATE job SET winning_attempt_id = ?1, version = version + 1, updated_at = ?2"
+                                + " WHERE id = ?3 AND winning_attempt_id IS NULL AND version = ?4"
+                                + " AND state IN ('accepted', 'running', 'needs_review')")
+                        .setParameter(1, attemptId)
+                        .setParameter(2, now)
+                        .setParameter(3, jobId)
+                        .setParameter(4, expectedVersion)
+                        .executeUpdate()
+                == 1;
+    }
+
+    /**
+     * Reserves the apply key. {@code ON CONFLICT DO NOTHING}: false means the key was there already,
+     * i.e. this result was applied or is being applied.
+     */
+    public boolean reserveApply(ApplyKey key, UUID jobId, UUID attemptId, String scope, Instant now) {
+        List<?> inserted = em.createNativeQuery(
+                        "INSERT INTO applied_patch (idem_key, job_id, attempt_id, scope, status,"
+                                + " created_at) VALUES (?1, ?2, ?3, ?4, 'pending', ?5)"
+                                + " ON CONFLICT (idem_key) DO NOTHING RETURNING idem_key")
+                .setParameter(1, key.value())
+                .setParameter(2, jobId)
+                .setParameter(3, attemptId)
+                .setParameter(4, scope)
+                .setParameter(5, now)
+                .getResultList();
+        return !inserted.isEmpty();
+    }
+
+    /** The status of a reserved apply key: 'pending' (outcome unknown) or 'applied'. */
+    public Optional<String> applyStatus(ApplyKey key) {
+        return em.createNativeQuery("SELECT status FROM applied_patch WHERE idem_key = ?1")
+                .setParameter(1, key.value())
+                .getResultStream()
+                .findFirst()
+                .map(Object::toString);
+    }
+
+    public void markApplied(ApplyKey key, String targetRef, Instant now) {
+        em.createNativeQuery("UPDATE applied_patch SET status = 'applied', target_ref = ?1, applied_at = ?2"
+                        + " WHERE idem_key = ?3 AND status = 'pending'")
+                .setParameter(1, targetRef)
+                .setParameter(2, now)
+                .setParameter(3, key.value())
+                .executeUpdate();
+    }
+}

@@ -1,0 +1,325 @@
+package dev.jobapi.worker.service;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jobapi.common.apply.ApplyKey;
+import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.attempt.AttemptRepository;
+import dev.jobapi.common.attempt.AttemptState;
+import dev.jobapi.common.attempt.Generation;
+import dev.jobapi.common.digest.Sha256;
+import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobRepository;
+import dev.jobapi.common.job.JobState;
+import dev.jobapi.common.message.AttemptMessage;
+import dev.jobapi.worker.apply.Applier;
+import dev.jobapi.worker.apply.ApplyTarget;
+import dev.jobapi.worker.config.WorkerConfig;
+import dev.jobapi.worker.provider.ModelProvider;
+import dev.jobapi.worker.provider.ProviderOutcome;
+import dev.jobapi.worker.provider.ProviderRequest;
+import dev.jobapi.worker.repository.AttemptWork;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.persistence.EntityManager;
+import java.lang.management.ManagementFactory;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.UUID;
+import org.jboss.logging.Logger;
+
+/**
+ * What the worker does with one attempt message. Every step is its own committed transaction and
+ * reads the state the previous step left, so a redelivery at any point resumes where the last
+ * commit stopped: claim, call the provider once, store the generation and usage, elect the winner
+ * by compare-and-swap, apply exactly once, complete the job.
+ */
+@ApplicationScoped
+public class AttemptPipeline {
+
+    private static final Logger LOG = Logger.getLogger(AttemptPipeline.class);
+
+    /** What the consumer should do with the message once {@link #process} returns. */
+    public enum Disposition {
+        /** Every step this message asked for is committed: ack it. */
+        DONE,
+        /** Another worker holds a live lease: park the message in the delay queue, then ack it. */
+        PARK
+    }
+
+    private enum Next {
+        NOTHING,
+        PARK,
+        CALL,
+        ELECT,
+        APPLY
+    }
+
+    private final EntityManager em;
+    private final JobRepository jobs;
+    private final AttemptRepository attempts;
+    private final AttemptWork work;
+    private final ModelProvider provider;
+    private final Applier applier;
+    private final ApplyKeys applyKeys;
+    private final CrashPoints crashPoints;
+    private final WorkerConfig config;
+    private final ObjectMapper mapper;
+    private final Clock clock;
+    private final String workerId;
+
+    AttemptPipeline(
+            EntityManager em,
+            JobRepository jobs,
+            AttemptRepository attempts,
+            AttemptWork work,
+            ModelProvider provider,
+            Applier applier,
+            ApplyKeys applyKeys,
+            CrashPoints crashPoints,
+            WorkerConfig config,
+            ObjectMapper mapper,
+            Clock clock) {
+        this.em = em;
+        this.jobs = jobs;
+        this.attempts = attempts;
+        this.work = work;
+        this.provider = provider;
+        this.applier = applier;
+        this.applyKeys = applyKeys;
+        this.crashPoints = crashPoints;
+        this.config = config;
+        this.mapper = mapper;
+        this.clock = clock;
+        this.workerId =
+                config.worker().id().orElse(ManagementFactory.getRuntimeMXBean().getName());
+    }
+
+    public Disposition process(AttemptMessage message) {
+        UUID attemptId = message.attemptId();
+        Next next = QuarkusTransaction.requiringNew().call(() -> decide(attemptId));
+        switch (next) {
+            case NOTHING:
+                return Disposition.DONE;
+            case PARK:
+                return Disposition.PARK;
+            case CALL:
+                ProviderRequest request = QuarkusTransaction.requiringNew().call(() -> providerRequest(attemptId));
+                // The one provider call of this attempt; nothing below ever calls it again.
+                ProviderOutcome outcome = provider.generate(request);
+                if (!QuarkusTransaction.requiringNew().call(() -> record(attemptId, outcome))) {
+                    return Disposition.DONE;
+                }
+                // fall through: a stored result goes on to the election
+            case ELECT:
+                if (!QuarkusTransaction.requiringNew().call(() -> elect(attemptId))) {
+                    return Disposition.DONE;
+                }
+                // fall through: the winner is applied
+            case APPLY:
+                apply(attemptId);
+                return Disposition.DONE;
+            default:
+                throw new IllegalStateException("Unhandled step " + next);
+        }
+    }
+
+    /** Reads the attempt and decides the next step; claims it when it is free. */
+    private Next decide(UUID attemptId) {
+        Attempt attempt = attempts.findById(attemptId);
+        if (attempt == null) {
+            LOG.warnf("Attempt %s does not exist; acking the message as a no-op", attemptId);
+            return Next.NOTHING;
+        }
+        // Lock the job first, as the API does, then re-read the attempt under that lock.
+        Job job = jobs.findForUpdate(attempt.jobId()).orElseThrow();
+        em.refresh(attempt);
+        Instant now = clock.instant();
+        switch (attempt.state()) {
+            case SUCCEEDED:
+                boolean unfinishedWinner =
+                        attemptId.equals(job.winningAttemptId()) && !job.state().isTerminal();
+                return unfinishedWinner ? Next.APPLY : Next.NOTHING;
+            case FAILED, SUPERSEDED, UNKNOWN:
+                LOG.debugf("Attempt %s is %s; duplicate or late message", attemptId, attempt.state());
+                return Next.NOTHING;
+            case STARTING:
+                break;
+        }
+        if (attempts.generation(attemptId).isPresent()) {
+            return Next.ELECT;
+        }
+        if (attempt.leaseOwner() == null) {
+            if (job.state().isTerminal()) {
+                attempt.lose("job was " + job.state().wireName() + " before the attempt started", now);
+                return Next.NOTHING;
+            }
+            if (!work.claim(attemptId, workerId, now, config.worker().lease())) {
+                return Next.PARK;
+            }
+            job.start(now);
+            return Next.CALL;
+        }
+        if (attempt.leaseExpiresAt().isAfter(now)) {
+            return Next.PARK;
+        }
+        // The lease ran out and nothing was stored: the provider may have the request. Never resend.
+        String reason = "lease of " + attempt.leaseOwner() + " expired with no stored result;"
+                + " the provider may have the request";
+        attempt.markUnknown(reason, now);
+        if (!job.state().isTerminal()) {
+            job.requireReview("attempt " + attemptId + ": " + reason, now);
+        }
+        return Next.NOTHING;
+    }
+
+    private ProviderRequest providerRequest(UUID attemptId) {
+        Attempt attempt = attempts.findById(attemptId);
+        Job job = jobs.findById(attempt.jobId());
+        JsonNode input = input(job);
+        // The provider name travels in the prompt too, so a scripted fake can tell attempts apart.
+        String prompt =
+                input.path("prompt").asText("") + "\n\nJob input: " + job.input() + "\nProvider: " + attempt.provider();
+        return new ProviderRequest(attemptId, attempt.requestKey(), attempt.provider(), prompt);
+    }
+
+    /**
+     * Stores what the provider said. Output and usage are kept whatever happened to the attempt in
+     * the meantime (no silent spend); only a still-starting attempt changes state.
+     *
+     * @return true when a usable result is stored and the attempt goes on to the election
+     */
+    private boolean record(UUID attemptId, ProviderOutcome outcome) {
+        Attempt attempt = attempts.findById(attemptId);
+        Job job = jobs.findForUpdate(attempt.jobId()).orElseThrow();
+        em.refresh(attempt);
+        Instant now = clock.instant();
+        boolean starting = attempt.state() == AttemptState.STARTING;
+        if (starting && outcome.remoteId() != null) {
+            attempt.recordRemoteId(outcome.remoteId(), now);
+        }
+        if (outcome instanceof ProviderOutcome.Completed completed) {
+            String digest = Sha256.prefixed(completed.patch());
+            work.storeGeneration(attemptId, completed.patch(), digest, now);
+            work.recordUsage(attemptId, job.ownerId(), attempt.provider(), completed.usage(), now);
+            if (!starting) {
+                LOG.infof("Attempt %s is %s; its late result is stored, never applied", attemptId, attempt.state());
+                return false;
+            }
+            attempt.recordOutput(digest, now);
+            if (completed.usage() == null) {
+                attempt.quarantine("provider reported no usage; held until reconciled", now);
+                requireReview(job, attemptId, "usage missing, quarantined", now);
+                return false;
+            }
+            return true;
+        }
+        if (outcome instanceof ProviderOutcome.Unknown unknown) {
+            if (starting) {
+                attempt.markUnknown(unknown.reason(), now);
+                requireReview(job, attemptId, unknown.reason(), now);
+            }
+            return false;
+        }
+        ProviderOutcome.Failed failed = (ProviderOutcome.Failed) outcome;
+        if (failed.usageUnknown()) {
+            work.recordUsage(attemptId, job.ownerId(), attempt.provider(), null, now);
+        }
+        if (starting) {
+            attempt.fail(failed.reason(), now);
+        }
+        return false;
+    }
+
+    private static void requireReview(Job job, UUID attemptId, String reason, Instant now) {
+        if (!job.state().isTerminal()) {
+            job.requireReview("attempt " + attemptId + ": " + reason, now);
+        }
+    }
+
+    /**
+     * One winner (DESIGN.md rule 6): compare-and-swap on the job's version. The loser is superseded,
+     * its output kept and never applied.
+     *
+     * @return true when this attempt is the job's winner and its apply is still to do
+     */
+    private boolean elect(UUID attemptId) {
+        Attempt attempt = attempts.findById(attemptId);
+        Job job = jobs.findForUpdate(attempt.jobId()).orElseThrow();
+        em.refresh(attempt);
+        Instant now = clock.instant();
+        if (attempt.state() != AttemptState.STARTING) {
+            return attempt.state() == AttemptState.SUCCEEDED
+                    && attemptId.equals(job.winningAttemptId())
+                    && !job.state().isTerminal();
+        }
+        if (job.state().isTerminal() || job.winningAttemptId() != null) {
+            String reason = job.winningAttemptId() != null
+                    ? "attempt " + job.winningAttemptId() + " won the job"
+                    : "job was " + job.state().wireName() + " when this result arrived";
+            attempt.lose(reason, now);
+            return false;
+        }
+        if (!work.electWinner(job.id(), job.version(), attemptId, now)) {
+            LOG.debugf("Attempt %s lost the election on job %s", attemptId, job.id());
+            attempt.lose("another attempt won or the job changed", now);
+            return false;
+        }
+        attempt.succeed(now);
+        return true;
+    }
+
+    /**
+     * Exactly-once apply (DESIGN.md rule 7). The key is reserved in applied_patch first; a key that
+     * exists already means applied (success) or pending (outcome unknown: ask the target first).
+     */
+    private void apply(UUID attemptId) {
+        record Plan(ApplyKey key, ApplyTarget target, byte[] patch, boolean alreadyApplied) {}
+        Plan plan = QuarkusTransaction.requiringNew().call(() -> {
+            Attempt attempt = attempts.findById(attemptId);
+            Job job = jobs.findById(attempt.jobId());
+            if (!attemptId.equals(job.winningAttemptId()) || job.state().isTerminal()) {
+                return null;
+            }
+            Generation generation = attempts.generation(attemptId).orElseThrow();
+            ApplyTarget target = new ApplyTarget(
+                    job.id(),
+                    attemptId,
+                    input(job).path("baseRef").asText(config.apply().git().defaultBaseRef()));
+            String scope = applier.scope(target);
+            ApplyKey key = applyKeys.keyFor(job.id(), generation.patch(), scope);
+            boolean reserved = work.reserveApply(key, job.id(), attemptId, scope, clock.instant());
+            boolean applied =
+                    !reserved && work.applyStatus(key).filter("applied"::equals).isPresent();
+            return new Plan(key, target, generation.patch(), applied);
+        });
+        if (plan == null) {
+            return;
+        }
+        String targetRef = null;
+        if (!plan.alreadyApplied()) {
+            targetRef = applier.findApplied(plan.key(), plan.target())
+                    .orElseGet(() -> applier.apply(plan.key(), plan.patch(), plan.target()));
+            crashPoints.hit(CrashPoints.Point.AFTER_APPLY_BEFORE_ACK);
+        }
+        String ref = targetRef;
+        QuarkusTransaction.requiringNew().run(() -> {
+            if (ref != null) {
+                work.markApplied(plan.key(), ref, clock.instant());
+            }
+            Job job = jobs.findForUpdate(plan.target().jobId()).orElseThrow();
+            if (job.state() != JobState.COMPLETED) {
+                job.complete(clock.instant());
+            }
+        });
+    }
+
+    private JsonNode input(Job job) {
+        try {
+            return mapper.readTree(job.input());
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("Stored input of job " + job.id() + " is not JSON", e);
+        }
+    }
+}

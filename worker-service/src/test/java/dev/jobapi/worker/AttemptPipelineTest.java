@@ -1,0 +1,218 @@
+package dev.jobapi.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.jobapi.common.job.JobRepository;
+import dev.jobapi.fakeprovider.ReceivedRequest;
+import dev.jobapi.fakeprovider.Script;
+import dev.jobapi.fakeprovider.Step;
+import dev.jobapi.worker.service.CrashPoints;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/** DESIGN.md rules 4 to 9 and 13, end to end over the real database, broker, provider and git. */
+@QuarkusTest
+@QuarkusTestResource(value = FakeProviderResource.class, restrictToAnnotatedClass = true)
+class AttemptPipelineTest extends WorkerTestSupport {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+    @Inject
+    CrashPoints crashPoints;
+
+    @Inject
+    JobRepository jobs;
+
+    @Test
+    void completesJobAppliesOneCommitAndRecordsProviderUsage() throws Exception {
+        UUID job = aJob("happy path");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(attemptState(attempt)).isEqualTo("succeeded");
+        assertThat(text("SELECT winning_attempt_id FROM job WHERE id = '" + job + "'"))
+                .isEqualTo(attempt.toString());
+        assertThat(count("SELECT count(*) FROM applied_patch WHERE job_id = '" + job + "' AND status = 'applied'"))
+                .isEqualTo(1);
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+        assertThat(text("SELECT remote_id FROM attempt WHERE id = '" + attempt + "'"))
+                .startsWith("chatcmpl-");
+        ReceivedRequest request = requestsMatching("happy path").get(0);
+        assertThat(request.attemptId()).isEqualTo(attempt.toString());
+        assertThat(request.requestKey()).isEqualTo("attempt-" + attempt);
+        assertThat(count("SELECT prompt_tokens FROM usage_record WHERE attempt_id = '" + attempt + "'"))
+                .isEqualTo(request.usage().promptTokens());
+    }
+
+    @Test
+    void timeoutAfterTheProviderReceivedTheRequestMakesTheAttemptUnknownNotFailed() {
+        fake().addScript(Script.of("slow provider", Step.delayed(4_000)));
+        UUID job = aJob("slow provider");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE).until(() -> !"starting".equals(attemptState(attempt)));
+        assertThat(attemptState(attempt)).isEqualTo("unknown");
+        assertThat(jobState(job)).isEqualTo("needs_review");
+        assertThat(text("SELECT reason FROM attempt WHERE id = '" + attempt + "'"))
+                .contains("read timeout");
+        // The provider did receive it, exactly once: nothing was resent after the request went out.
+        assertThat(requestsMatching("slow provider")).hasSize(1);
+        assertThat(count("SELECT count(*) FROM applied_patch")).isZero();
+    }
+
+    @Test
+    void twoAttemptsCompletingInReverseOrderHaveExactlyOneWinnerAndOneCommit() throws Exception {
+        // Attempt A was requested first but its provider is slower; B finishes first and must win.
+        fake().addScript(Script.of("Provider: fake-a", Step.delayed(1_500)));
+        UUID job = aJob("reverse order");
+        UUID first = aStartingAttempt(job, "fake-a");
+        UUID second = aStartingAttempt(job, "fake-b");
+        publish(first, job);
+        publish(second, job);
+        await().atMost(PATIENCE)
+                .until(() -> "completed".equals(jobState(job)) && "superseded".equals(attemptState(first)));
+        assertThat(attemptState(second)).isEqualTo("succeeded");
+        assertThat(text("SELECT winning_attempt_id FROM job WHERE id = '" + job + "'"))
+                .isEqualTo(second.toString());
+        assertThat(text("SELECT reason FROM attempt WHERE id = '" + first + "'"))
+                .contains(second.toString());
+        // The loser's output is kept for diagnostics, never applied.
+        assertThat(count("SELECT count(*) FROM generation WHERE attempt_id = '" + first + "'"))
+                .isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM applied_patch WHERE job_id = '" + job + "'"))
+                .isEqualTo(1);
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM usage_record WHERE source = 'provider_reported'"))
+                .isEqualTo(2);
+    }
+
+    @Test
+    void postmortemReplayAppliesOnceAfterACrashBetweenApplyAndAck() throws Exception {
+        fake().addScript(Script.of("postmortem", Step.failing(502), Step.failing(502), Step.ok()));
+        crashPoints.armOnce(CrashPoints.Point.AFTER_APPLY_BEFORE_ACK);
+        UUID job = aJob("postmortem");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertPostmortemInvariants(job, attempt);
+    }
+
+    /** Shared with the mutation check, which must see these fail. */
+    void assertPostmortemInvariants(UUID job, UUID attempt) throws Exception {
+        assertThat(count("SELECT count(*) FROM applied_patch WHERE job_id = '" + job + "'"))
+                .isEqualTo(1);
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM usage_record WHERE attempt_id = '" + attempt
+                        + "' AND source = 'provider_reported' AND completion_tokens > 0"))
+                .isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM usage_record WHERE source = 'unknown'"))
+                .isZero();
+        // Three sends of one generation (502, 502, 200); the redelivery asked the provider nothing.
+        List<ReceivedRequest> sends = requestsMatching("postmortem");
+        assertThat(sends).hasSize(3);
+        assertThat(sends).extracting(ReceivedRequest::requestKey).containsOnly("attempt-" + attempt);
+    }
+
+    @Test
+    void poisonMessageIsDeadLetteredAfterTheDeliveryLimit() {
+        publishRaw("this is not an attempt message");
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(deadLetters()).containsExactly("this is not an attempt message"));
+    }
+
+    @Test
+    void lateResultAfterCancelIsRecordedAndNeverApplied() throws Exception {
+        fake().addScript(Script.of("cancelled meanwhile", Step.delayed(1_500)));
+        UUID job = aJob("cancelled meanwhile");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE)
+                .until(() -> !requestsMatching("cancelled meanwhile").isEmpty());
+        QuarkusTransaction.requiringNew().run(() -> jobs.findById(job).cancel(Instant.now()));
+        await().atMost(PATIENCE).until(() -> "superseded".equals(attemptState(attempt)));
+        assertThat(jobState(job)).isEqualTo("cancelled");
+        assertThat(count("SELECT count(*) FROM generation WHERE attempt_id = '" + attempt + "'"))
+                .isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM usage_record WHERE attempt_id = '" + attempt + "'"))
+                .isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM applied_patch")).isZero();
+        assertThat(commitsOnJobBranch(job)).isZero();
+    }
+
+    @Test
+    void missingUsageQuarantinesTheAttemptAndAppliesNothing() throws Exception {
+        fake().addScript(Script.of("no usage", Step.withoutUsage()));
+        UUID job = aJob("no usage");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE).until(() -> !"starting".equals(attemptState(attempt)));
+        assertThat(attemptState(attempt)).isEqualTo("unknown");
+        assertThat(text("SELECT quarantined FROM attempt WHERE id = '" + attempt + "'"))
+                .isEqualTo("true");
+        assertThat(count("SELECT count(*) FROM usage_record WHERE source = 'unknown'"))
+                .isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM applied_patch")).isZero();
+        assertThat(jobState(job)).isEqualTo("needs_review");
+        assertThat(commitsOnJobBranch(job)).isZero();
+    }
+
+    @Test
+    void streamAbortedAfterTheFirstTokenFailsTheAttemptAndDiscardsThePartialOutput() {
+        fake().addScript(Script.of("aborted stream", Step.abortingAfterFirstToken()));
+        UUID job = aJob("aborted stream");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE).until(() -> !"starting".equals(attemptState(attempt)));
+        assertThat(attemptState(attempt)).isEqualTo("failed");
+        assertThat(count("SELECT count(*) FROM generation")).isZero();
+        assertThat(count("SELECT count(*) FROM usage_record WHERE source = 'unknown'"))
+                .isEqualTo(1);
+        assertThat(requestsMatching("aborted stream")).hasSize(1);
+    }
+
+    @Test
+    void clientErrorFailsTheAttemptWithTheProvidersReasonWithoutResending() {
+        fake().addScript(Script.of("bad request", Step.failing(400)));
+        UUID job = aJob("bad request");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE).until(() -> !"starting".equals(attemptState(attempt)));
+        assertThat(attemptState(attempt)).isEqualTo("failed");
+        assertThat(text("SELECT reason FROM attempt WHERE id = '" + attempt + "'"))
+                .contains("400");
+        assertThat(requestsMatching("bad request")).hasSize(1);
+    }
+
+    @Test
+    void redeliveryOfAStartedAttemptWithAnExpiredLeaseMarksItUnknownInsteadOfResending() {
+        UUID job = aJob("expired lease");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        execute("UPDATE attempt SET lease_owner = 'dead-worker', lease_expires_at = now() - interval '1 minute',"
+                + " sent_at = now() - interval '2 minutes' WHERE id = '" + attempt + "'");
+        publish(attempt, job);
+        await().atMost(PATIENCE).until(() -> "unknown".equals(attemptState(attempt)));
+        assertThat(jobState(job)).isEqualTo("needs_review");
+        assertThat(requestsMatching("expired lease")).isEmpty();
+    }
+
+    @Test
+    void liveLeaseParksTheMessageInTheDelayQueueInsteadOfRequeueingHot() {
+        UUID job = aJob("live lease");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        execute("UPDATE attempt SET lease_owner = 'busy-worker', lease_expires_at = now() + interval '2 seconds',"
+                + " sent_at = now() WHERE id = '" + attempt + "'");
+        publish(attempt, job);
+        // Parked, it comes back after the delay; once the lease is over it is declared unknown.
+        await().atMost(PATIENCE).until(() -> "unknown".equals(attemptState(attempt)));
+        assertThat(requestsMatching("live lease")).isEmpty();
+        assertThat(deadLetters()).isEmpty();
+    }
+}

@@ -1,0 +1,54 @@
+package dev.jobapi.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.jobapi.fakeprovider.Script;
+import dev.jobapi.fakeprovider.Step;
+import dev.jobapi.worker.service.CrashPoints;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The mutation check of the postmortem replay: with the apply key taken from a per-call counter
+ * instead of the content, the redelivered apply looks new and the rule breaks. This test proves the
+ * postmortem test has teeth; run it alone with
+ * {@code ./mvnw -pl worker-service test -Dtest=PostmortemMutationTest}.
+ */
+@QuarkusTest
+@TestProfile(PostmortemMutationTest.PerCallApplyKey.class)
+@QuarkusTestResource(value = FakeProviderResource.class, restrictToAnnotatedClass = true)
+class PostmortemMutationTest extends WorkerTestSupport {
+
+    /** Switches the apply key to the per-call counter. */
+    public static class PerCallApplyKey implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("jobapi.apply.per-call-key-mutation", "true");
+        }
+    }
+
+    @Inject
+    CrashPoints crashPoints;
+
+    @Test
+    void perCallApplyKeyBreaksThePostmortemReplay() {
+        fake().addScript(Script.of("postmortem", Step.failing(502), Step.failing(502), Step.ok()));
+        crashPoints.armOnce(CrashPoints.Point.AFTER_APPLY_BEFORE_ACK);
+        UUID job = aJob("postmortem");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        // The redelivery mints a new key, the database refuses a second apply of the job, and the
+        // message ends in the dead-letter queue with the job never completed: the invariant is broken.
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(deadLetters()).hasSize(1));
+        assertThat(jobState(job)).isNotEqualTo("completed");
+    }
+}

@@ -1,0 +1,135 @@
+package dev.jobapi.worker;
+
+import com.rabbitmq.client.AMQP;
+import dev.jobapi.common.message.AttemptTopology;
+import dev.jobapi.common.message.BrokerConnection;
+import dev.jobapi.common.testing.TestBroker;
+import dev.jobapi.common.testing.TestDatabase;
+import dev.jobapi.fakeprovider.FakeProvider;
+import dev.jobapi.fakeprovider.ReceivedRequest;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import org.eclipse.jgit.api.Git;
+import org.eclipse.jgit.api.errors.GitAPIException;
+import org.eclipse.jgit.lib.Ref;
+import org.eclipse.jgit.revwalk.RevCommit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+
+/**
+ * Real PostgreSQL, real RabbitMQ, the fake provider and a real git repository. Tests insert rows as
+ * the API would, publish the attempt message as the relay would, and watch the worker.
+ */
+public abstract class WorkerTestSupport {
+
+    @Inject
+    protected EntityManager em;
+
+    @Inject
+    protected BrokerConnection broker;
+
+    protected FakeProvider fake() {
+        return FakeProviderResource.fake;
+    }
+
+    @BeforeEach
+    @AfterEach
+    void resetState() {
+        TestBroker.purge(broker);
+        QuarkusTransaction.requiringNew().run(() -> TestDatabase.reset(em));
+        fake().clearScripts();
+    }
+
+    /** A job as POST /jobs makes it, with a prompt the fake provider's scripts can match. */
+    protected UUID aJob(String prompt) {
+        UUID id = UUID.randomUUID();
+        String input = "{\"baseRef\":\"main\",\"prompt\":\"" + prompt + "\",\"repository\":\"demo\"}";
+        execute("INSERT INTO job (id, owner_id, idempotency_key, input_digest, input, provider, state, version,"
+                + " created_at, updated_at) VALUES ('" + id + "', 'alice', 'key-" + id + "', 'sha256:test', '"
+                + input + "', 'fake-a', 'accepted', 0, now(), now())");
+        return id;
+    }
+
+    /** A starting attempt of the job at the provider. */
+    protected UUID aStartingAttempt(UUID jobId, String provider) {
+        UUID id = UUID.randomUUID();
+        execute("INSERT INTO attempt (id, job_id, provider, state, request_key, created_at, updated_at) VALUES ('"
+                + id + "', '" + jobId + "', '" + provider + "', 'starting', 'attempt-" + id + "', '"
+                + Instant.now() + "', now())");
+        return id;
+    }
+
+    /** What the outbox relay would publish for the attempt. */
+    protected void publish(UUID attemptId, UUID jobId) {
+        publishRaw("{\"attemptId\":\"" + attemptId + "\",\"jobId\":\"" + jobId + "\"}");
+    }
+
+    protected void publishRaw(String body) {
+        broker.withChannel(channel -> {
+            channel.confirmSelect();
+            channel.basicPublish(
+                    AttemptTopology.EXCHANGE,
+                    AttemptTopology.ROUTING_KEY,
+                    new AMQP.BasicProperties.Builder()
+                            .contentType("application/json")
+                            .deliveryMode(2)
+                            .build(),
+                    body.getBytes(StandardCharsets.UTF_8));
+            channel.waitForConfirmsOrDie(5_000);
+            return null;
+        });
+    }
+
+    protected String attemptState(UUID attemptId) {
+        return text("SELECT state FROM attempt WHERE id = '" + attemptId + "'");
+    }
+
+    protected String jobState(UUID jobId) {
+        return text("SELECT state FROM job WHERE id = '" + jobId + "'");
+    }
+
+    protected long count(String sql) {
+        return QuarkusTransaction.requiringNew()
+                .call(() -> ((Number) em.createNativeQuery(sql).getSingleResult()).longValue());
+    }
+
+    protected String text(String sql) {
+        return QuarkusTransaction.requiringNew().call(() -> {
+            List<?> rows = em.createNativeQuery(sql).getResultList();
+            return rows.isEmpty() || rows.get(0) == null ? null : rows.get(0).toString();
+        });
+    }
+
+    protected void execute(String sql) {
+        QuarkusTransaction.requiringNew().run(() -> em.createNativeQuery(sql).executeUpdate());
+    }
+
+    protected List<ReceivedRequest> requestsMatching(String text) {
+        return fake().requests().stream().filter(r -> r.prompt().contains(text)).toList();
+    }
+
+    /** Commits on the job's branch that carry an Idempotency-Key trailer. */
+    protected long commitsOnJobBranch(UUID jobId) throws IOException, GitAPIException {
+        try (Git git = Git.open(FakeProviderResource.repository.toFile())) {
+            Ref branch = git.getRepository().exactRef("refs/heads/jobapi/" + jobId);
+            if (branch == null) {
+                return 0;
+            }
+            long commits = 0;
+            for (RevCommit commit : git.log().add(branch.getObjectId()).call()) {
+                commits += commit.getFullMessage().contains("Idempotency-Key: ") ? 1 : 0;
+            }
+            return commits;
+        }
+    }
+
+    protected List<String> deadLetters() {
+        return TestBroker.drain(broker, AttemptTopology.DEAD_LETTER_QUEUE);
+    }
+}
