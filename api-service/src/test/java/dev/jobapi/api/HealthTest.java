@@ -1,0 +1,37 @@
+package dev.jobapi.api;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasItem;
+
+import dev.jobapi.common.message.AttemptTopology;
+import io.quarkus.test.junit.QuarkusTest;
+import org.junit.jupiter.api.Test;
+
+/** Readiness reflects the broker really working, not just a connection that reconnected. */
+@QuarkusTest
+class HealthTest extends ApiTestSupport {
+
+    @Test
+    void readyWhenDatabaseAndBrokerAnswer() {
+        given().get("/q/health/ready")
+                .then()
+                .statusCode(200)
+                .body("status", equalTo("UP"))
+                .body("checks.name", hasItem("rabbitmq-attempt-queue"));
+    }
+
+    @Test
+    void readinessRedeclaresAQueueTheBrokerLost() {
+        broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
+        given().get("/q/health/ready").then().statusCode(200);
+        // The queue is back with its arguments, so the relay's next publish is routed, not dropped.
+        broker.withChannel(channel -> channel.queueDeclarePassive(AttemptTopology.QUEUE));
+    }
+
+    @Test
+    void metricsAndOpenApiAreServed() {
+        given().get("/q/metrics").then().statusCode(200);
+        given().get("/q/openapi").then().statusCode(200);
+    }
+}
