@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.jobapi.common.job.JobRepository;
+import dev.jobapi.common.message.AttemptTopology;
+import dev.jobapi.common.message.DeadLetterQueue;
 import dev.jobapi.fakeprovider.ReceivedRequest;
 import dev.jobapi.fakeprovider.Script;
 import dev.jobapi.fakeprovider.Step;
@@ -15,6 +17,7 @@ import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -30,6 +33,9 @@ class AttemptPipelineTest extends WorkerTestSupport {
 
     @Inject
     JobRepository jobs;
+
+    @Inject
+    DeadLetterQueue deadLetterQueue;
 
     @Test
     void completesJobAppliesOneCommitAndRecordsProviderUsage() throws Exception {
@@ -214,5 +220,62 @@ class AttemptPipelineTest extends WorkerTestSupport {
         await().atMost(PATIENCE).until(() -> "unknown".equals(attemptState(attempt)));
         assertThat(requestsMatching("live lease")).isEmpty();
         assertThat(deadLetters()).isEmpty();
+    }
+
+    @Test
+    void deadLetteredMessageReplayedTwiceAppliesOnce() throws Exception {
+        UUID job = aJob("replayed twice");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        // The same attempt's message died twice; an operator replays everything.
+        deadLetter(attempt, job);
+        deadLetter(attempt, job);
+        await().atMost(PATIENCE).until(() -> deadLetterQueue.depth() == 2);
+        DeadLetterQueue.ReplayResult result = deadLetterQueue.replay(Set.of(), true, id -> false);
+        assertThat(result.replayed()).isEqualTo(2);
+        await().atMost(PATIENCE)
+                .until(() -> "completed".equals(jobState(job))
+                        && count("SELECT count(*) FROM job_event WHERE kind LIKE 'message.%' AND job_id = '" + job
+                                        + "'")
+                                >= 2);
+        assertThat(count("SELECT count(*) FROM applied_patch WHERE job_id = '" + job + "'"))
+                .isEqualTo(1);
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+        assertThat(requestsMatching("replayed twice")).hasSize(1);
+        assertThat(deadLetterQueue.depth()).isZero();
+    }
+
+    @Test
+    void timelineRecordsDeliveriesTransitionsWinnerApplyAndUsageInOrder() {
+        UUID job = aJob("timeline");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        List<String> kinds = QuarkusTransaction.requiringNew().call(() -> em.createNativeQuery(
+                        "SELECT kind FROM job_event WHERE job_id = ?1 ORDER BY id", String.class)
+                .setParameter(1, job)
+                .getResultList());
+        assertThat(kinds)
+                .containsExactly(
+                        "message.delivered",
+                        "attempt.claimed",
+                        "generation.stored",
+                        "usage.recorded",
+                        "winner.elected",
+                        "apply.reserved",
+                        "apply.done",
+                        "job.completed");
+    }
+
+    private void deadLetter(UUID attemptId, UUID jobId) {
+        broker.withChannel(channel -> {
+            channel.confirmSelect();
+            channel.basicPublish(
+                    AttemptTopology.DEAD_LETTER_EXCHANGE,
+                    "",
+                    null,
+                    ("{\"attemptId\":\"" + attemptId + "\",\"jobId\":\"" + jobId + "\"}").getBytes());
+            channel.waitForConfirmsOrDie(5_000);
+            return null;
+        });
     }
 }

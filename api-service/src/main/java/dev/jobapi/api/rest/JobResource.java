@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.jobapi.api.outbox.OutboxRelay;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.security.CurrentCaller;
+import dev.jobapi.api.service.ApiMetrics;
 import dev.jobapi.api.service.AttemptRequests;
+import dev.jobapi.api.service.AuditLog;
 import dev.jobapi.api.service.JobAccess;
 import dev.jobapi.api.service.JobCancellation;
 import dev.jobapi.api.service.JobIntake;
@@ -31,6 +33,7 @@ import jakarta.ws.rs.core.EntityTag;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.net.URI;
+import java.util.List;
 import java.util.UUID;
 
 /** The job endpoints of API.md: intake, reads, attempts, cancel and output. */
@@ -52,6 +55,8 @@ public class JobResource {
     private final JobAccess access;
     private final JobViews views;
     private final OutboxRelay relay;
+    private final ApiMetrics metrics;
+    private final AuditLog auditLog;
 
     JobResource(
             CurrentCaller currentCaller,
@@ -62,7 +67,9 @@ public class JobResource {
             JobQueries queries,
             JobAccess access,
             JobViews views,
-            OutboxRelay relay) {
+            OutboxRelay relay,
+            ApiMetrics metrics,
+            AuditLog auditLog) {
         this.currentCaller = currentCaller;
         this.bodies = bodies;
         this.intake = intake;
@@ -72,6 +79,8 @@ public class JobResource {
         this.access = access;
         this.views = views;
         this.relay = relay;
+        this.metrics = metrics;
+        this.auditLog = auditLog;
     }
 
     @POST
@@ -87,10 +96,12 @@ public class JobResource {
         Replayable<Job> job = intake.submit(
                 caller, key, CanonicalJson.write(request.input()), request.provider(), CanonicalJson.digest(tree));
         if (!job.created()) {
+            metrics.jobReplayed();
             return Response.ok(views.of(job.value(), caller))
                     .header(REPLAYED, "true")
                     .build();
         }
+        metrics.jobCreated();
         relay.wake();
         return Response.created(URI.create("/jobs/" + job.value().id()))
                 .entity(views.of(job.value(), caller))
@@ -153,6 +164,15 @@ public class JobResource {
         Caller caller = currentCaller.get();
         Job job = cancellation.cancel(caller, jobId(id));
         return views.of(job, caller);
+    }
+
+    /** The job's history in commit order: requests, replays, deliveries, transitions, winner, apply, usage. */
+    @GET
+    @Path("{id}/timeline")
+    @Transactional
+    public List<AuditLog.Event> timeline(@PathParam("id") String id) {
+        Caller caller = currentCaller.get();
+        return auditLog.timeline(access.visible(caller, jobId(id)).id());
     }
 
     @GET

@@ -1,5 +1,6 @@
 package dev.jobapi.api.rest;
 
+import dev.jobapi.api.service.ApiMetrics;
 import io.quarkus.security.AuthenticationFailedException;
 import io.quarkus.security.ForbiddenException;
 import io.quarkus.security.UnauthorizedException;
@@ -18,8 +19,19 @@ public class ProblemMappers {
 
     private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
 
+    private final ApiMetrics metrics;
+
+    ProblemMappers(ApiMetrics metrics) {
+        this.metrics = metrics;
+    }
+
     @ServerExceptionMapper
     public Response problem(ProblemException e) {
+        switch (e.problem()) {
+            case IDEMPOTENCY_KEY_REUSED -> metrics.keyConflict();
+            case REVIEW_REQUIRED -> metrics.reviewRequiredRefusal();
+            default -> {}
+        }
         return ProblemDetails.response(e.problem(), e.getMessage());
     }
 

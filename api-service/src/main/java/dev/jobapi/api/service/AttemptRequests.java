@@ -6,7 +6,9 @@ import dev.jobapi.api.rest.ProblemException;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
+import dev.jobapi.common.audit.AuditTrail;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEvents;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 import java.time.Clock;
@@ -26,14 +28,27 @@ public class AttemptRequests {
     private final AttemptRepository attempts;
     private final OutboxWriter outbox;
     private final Providers providers;
+    private final FallbackSwitch fallbackSwitch;
+    private final JobEvents events;
+    private final AuditTrail audit;
     private final Clock clock;
 
     AttemptRequests(
-            JobAccess access, AttemptRepository attempts, OutboxWriter outbox, Providers providers, Clock clock) {
+            JobAccess access,
+            AttemptRepository attempts,
+            OutboxWriter outbox,
+            Providers providers,
+            FallbackSwitch fallbackSwitch,
+            JobEvents events,
+            AuditTrail audit,
+            Clock clock) {
         this.access = access;
         this.attempts = attempts;
         this.outbox = outbox;
         this.providers = providers;
+        this.fallbackSwitch = fallbackSwitch;
+        this.events = events;
+        this.audit = audit;
         this.clock = clock;
     }
 
@@ -58,6 +73,7 @@ public class AttemptRequests {
                         Problem.IDEMPOTENCY_KEY_REUSED,
                         "Attempt " + earlier.get().id() + " was requested with this key and a different body.");
             }
+            events.record(jobId, earlier.get().id(), "attempt.replayed", "Idempotency-Key " + idempotencyKey);
             return new Replayable<>(earlier.get(), false);
         }
         if (supersedeReason != null && !caller.isReviewer()) {
@@ -67,6 +83,12 @@ public class AttemptRequests {
             throw new ProblemException(
                     Problem.JOB_CLOSED,
                     "Job " + jobId + " is " + job.state().wireName() + "; it takes no new attempts.");
+        }
+        FallbackSwitch.State fallback = fallbackSwitch.state();
+        if (!fallback.enabled()) {
+            throw new ProblemException(
+                    Problem.FALLBACK_DISABLED,
+                    "New attempts are switched off by " + fallback.setBy() + ": " + fallback.reason());
         }
         String provider = providers.resolve(requestedProvider);
         Instant now = clock.instant();
@@ -79,12 +101,21 @@ public class AttemptRequests {
                         "Attempt(s) " + describe(open) + " may still produce a result; a reviewer must supersede"
                                 + " them with a reason before another provider is tried.");
             }
-            open.forEach(a -> a.supersede(supersedeReason, caller.subject(), now));
+            for (Attempt superseded : open) {
+                superseded.supersede(supersedeReason, caller.subject(), now);
+                events.record(
+                        jobId,
+                        superseded.id(),
+                        "attempt.superseded",
+                        supersedeReason + " (by " + caller.subject() + ")");
+                audit.record(caller.subject(), "attempt.supersede", supersedeReason, jobId, superseded.id(), null);
+            }
         }
         job.resumeAfterReview(now);
         Attempt attempt = Attempt.starting(jobId, provider, idempotencyKey, requestDigest, now);
         attempts.persist(attempt);
         outbox.announce(attempt);
+        events.record(jobId, attempt.id(), "attempt.requested", "provider " + provider + " by " + caller.subject());
         return new Replayable<>(attempt, true);
     }
 

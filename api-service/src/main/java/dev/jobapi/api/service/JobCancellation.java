@@ -4,6 +4,7 @@ import dev.jobapi.api.rest.Problem;
 import dev.jobapi.api.rest.ProblemException;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.job.JobState;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
@@ -18,10 +19,12 @@ import java.util.UUID;
 public class JobCancellation {
 
     private final JobAccess access;
+    private final JobEvents events;
     private final Clock clock;
 
-    JobCancellation(JobAccess access, Clock clock) {
+    JobCancellation(JobAccess access, JobEvents events, Clock clock) {
         this.access = access;
+        this.events = events;
         this.clock = clock;
     }
 
@@ -37,6 +40,7 @@ public class JobCancellation {
                     Problem.JOB_CLOSED, "Job " + jobId + " already has a result; it can no longer be cancelled.");
         }
         job.cancel(clock.instant());
+        events.record(jobId, null, "job.cancelled", "by " + caller.subject());
         return job;
     }
 }

@@ -7,6 +7,7 @@ import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.job.JobRepository;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
@@ -28,6 +29,7 @@ public class JobIntake {
     private final AttemptRepository attempts;
     private final OutboxWriter outbox;
     private final Providers providers;
+    private final JobEvents events;
     private final Clock clock;
 
     JobIntake(
@@ -36,12 +38,14 @@ public class JobIntake {
             AttemptRepository attempts,
             OutboxWriter outbox,
             Providers providers,
+            JobEvents events,
             Clock clock) {
         this.em = em;
         this.jobs = jobs;
         this.attempts = attempts;
         this.outbox = outbox;
         this.providers = providers;
+        this.events = events;
         this.clock = clock;
     }
 
@@ -81,11 +85,14 @@ public class JobIntake {
                         Problem.IDEMPOTENCY_KEY_REUSED,
                         "Job " + existing.id() + " was created with this key and a different body.");
             }
+            events.record(existing.id(), null, "job.replayed", "Idempotency-Key " + idempotencyKey);
             return new Replayable<>(existing, false);
         }
         Attempt first = Attempt.starting(id, provider, null, null, now);
         attempts.persist(first);
         outbox.announce(first);
+        events.record(id, null, "job.created", "Idempotency-Key " + idempotencyKey + ", owner " + caller.subject());
+        events.record(id, first.id(), "attempt.requested", "provider " + provider);
         return new Replayable<>(jobs.findById(id), true);
     }
 }

@@ -113,6 +113,12 @@ public class Attempt {
         quarantined = true;
     }
 
+    /** An operator recorded the reconciled usage: the attempt may now go to the election. */
+    public void releaseFromQuarantine(Instant now) {
+        quarantined = false;
+        updatedAt = now;
+    }
+
     /** Another attempt won or the job closed; this one's output is kept and never applied. */
     public void lose(String reason, Instant now) {
         moveTo(AttemptState.SUPERSEDED, reason, now);

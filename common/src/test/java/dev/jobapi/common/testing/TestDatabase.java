@@ -9,7 +9,10 @@ public final class TestDatabase {
 
     /** Must run inside a transaction. */
     public static void reset(EntityManager em) {
-        em.createNativeQuery("TRUNCATE outbox, applied_patch, usage_record, generation, attempt, job CASCADE")
+        em.createNativeQuery(
+                        "TRUNCATE job_event, audit_record, outbox, applied_patch, usage_record, generation, attempt, job CASCADE")
+                .executeUpdate();
+        em.createNativeQuery("UPDATE fallback_switch SET enabled = true, reason = 'test reset', set_by = 'test'")
                 .executeUpdate();
     }
 }

@@ -5,6 +5,7 @@ import dev.jobapi.common.message.AttemptMessage;
 import dev.jobapi.worker.service.AttemptPipeline;
 import io.quarkus.runtime.ShutdownEvent;
 import io.smallrye.reactive.messaging.annotations.Blocking;
+import io.smallrye.reactive.messaging.rabbitmq.IncomingRabbitMQMetadata;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import jakarta.annotation.Priority;
@@ -61,7 +62,10 @@ public class AttemptConsumer {
             if (attempt.attemptId() == null) {
                 throw new IllegalArgumentException("message names no attemptId: " + body);
             }
-            if (pipeline.process(attempt) == AttemptPipeline.Disposition.PARK) {
+            boolean redelivered = message.getMetadata(IncomingRabbitMQMetadata.class)
+                    .map(IncomingRabbitMQMetadata::isRedeliver)
+                    .orElse(false);
+            if (pipeline.process(attempt, redelivered) == AttemptPipeline.Disposition.PARK) {
                 delayQueue.park(body);
             }
             return message.ack();

@@ -8,8 +8,10 @@ import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.attempt.Generation;
+import dev.jobapi.common.attempt.UsageSource;
 import dev.jobapi.common.digest.Sha256;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.job.JobRepository;
 import dev.jobapi.common.job.JobState;
 import dev.jobapi.common.message.AttemptMessage;
@@ -66,6 +68,8 @@ public class AttemptPipeline {
     private final CrashPoints crashPoints;
     private final WorkerConfig config;
     private final ObjectMapper mapper;
+    private final JobEvents events;
+    private final WorkerMetrics metrics;
     private final Clock clock;
     private final String workerId;
 
@@ -80,6 +84,8 @@ public class AttemptPipeline {
             CrashPoints crashPoints,
             WorkerConfig config,
             ObjectMapper mapper,
+            JobEvents events,
+            WorkerMetrics metrics,
             Clock clock) {
         this.em = em;
         this.jobs = jobs;
@@ -91,14 +97,21 @@ public class AttemptPipeline {
         this.crashPoints = crashPoints;
         this.config = config;
         this.mapper = mapper;
+        this.events = events;
+        this.metrics = metrics;
         this.clock = clock;
         this.workerId =
                 config.worker().id().orElse(ManagementFactory.getRuntimeMXBean().getName());
     }
 
-    public Disposition process(AttemptMessage message) {
+    /**
+     * Works on one delivery of an attempt message.
+     *
+     * @param redelivered the broker's flag: this message was delivered before (crash, nack, replay)
+     */
+    public Disposition process(AttemptMessage message, boolean redelivered) {
         UUID attemptId = message.attemptId();
-        Next next = QuarkusTransaction.requiringNew().call(() -> decide(attemptId));
+        Next next = QuarkusTransaction.requiringNew().call(() -> decide(attemptId, redelivered));
         switch (next) {
             case NOTHING:
                 return Disposition.DONE;
@@ -107,7 +120,7 @@ public class AttemptPipeline {
             case CALL:
                 ProviderRequest request = QuarkusTransaction.requiringNew().call(() -> providerRequest(attemptId));
                 // The one provider call of this attempt; nothing below ever calls it again.
-                ProviderOutcome outcome = provider.generate(request);
+                ProviderOutcome outcome = metrics.timeProviderCall(request.model(), () -> provider.generate(request));
                 if (!QuarkusTransaction.requiringNew().call(() -> record(attemptId, outcome))) {
                     return Disposition.DONE;
                 }
@@ -126,7 +139,7 @@ public class AttemptPipeline {
     }
 
     /** Reads the attempt and decides the next step; claims it when it is free. */
-    private Next decide(UUID attemptId) {
+    private Next decide(UUID attemptId, boolean redelivered) {
         Attempt attempt = attempts.findById(attemptId);
         if (attempt == null) {
             LOG.warnf("Attempt %s does not exist; acking the message as a no-op", attemptId);
@@ -136,12 +149,25 @@ public class AttemptPipeline {
         Job job = jobs.findForUpdate(attempt.jobId()).orElseThrow();
         em.refresh(attempt);
         Instant now = clock.instant();
+        events.record(
+                job.id(),
+                attemptId,
+                redelivered ? "message.redelivered" : "message.delivered",
+                "attempt " + attempt.state().wireName() + ", worker " + workerId);
         switch (attempt.state()) {
             case SUCCEEDED:
                 boolean unfinishedWinner =
                         attemptId.equals(job.winningAttemptId()) && !job.state().isTerminal();
                 return unfinishedWinner ? Next.APPLY : Next.NOTHING;
-            case FAILED, SUPERSEDED, UNKNOWN:
+            case UNKNOWN:
+                // An operator's resolution (usage recorded, quarantine lifted) sends it on to the election.
+                boolean resolved = !attempt.quarantined()
+                        && attempts.generation(attemptId).isPresent()
+                        && attempts.usage(attemptId)
+                                .filter(u -> u.source() == UsageSource.PROVIDER_REPORTED)
+                                .isPresent();
+                return resolved ? Next.ELECT : Next.NOTHING;
+            case FAILED, SUPERSEDED:
                 LOG.debugf("Attempt %s is %s; duplicate or late message", attemptId, attempt.state());
                 return Next.NOTHING;
             case STARTING:
@@ -159,18 +185,20 @@ public class AttemptPipeline {
                 return Next.PARK;
             }
             job.start(now);
+            events.record(job.id(), attemptId, "attempt.claimed", "by " + workerId + ", request sent at " + now);
             return Next.CALL;
         }
         if (attempt.leaseExpiresAt().isAfter(now)) {
+            events.record(job.id(), attemptId, "message.parked", "lease of " + attempt.leaseOwner() + " is live");
             return Next.PARK;
         }
         // The lease ran out and nothing was stored: the provider may have the request. Never resend.
         String reason = "lease of " + attempt.leaseOwner() + " expired with no stored result;"
                 + " the provider may have the request";
         attempt.markUnknown(reason, now);
-        if (!job.state().isTerminal()) {
-            job.requireReview("attempt " + attemptId + ": " + reason, now);
-        }
+        metrics.attemptOutcome(attempt.provider(), "unknown");
+        events.record(job.id(), attemptId, "attempt.unknown", reason);
+        requireReview(job, attemptId, reason, now);
         return Next.NOTHING;
     }
 
@@ -203,6 +231,9 @@ public class AttemptPipeline {
             String digest = Sha256.prefixed(completed.patch());
             work.storeGeneration(attemptId, completed.patch(), digest, now);
             work.recordUsage(attemptId, job.ownerId(), attempt.provider(), completed.usage(), now);
+            metrics.tokens(attempt.provider(), completed.usage());
+            events.record(job.id(), attemptId, "generation.stored", digest + ", remote id " + completed.remoteId());
+            events.record(job.id(), attemptId, "usage.recorded", describe(completed.usage()));
             if (!starting) {
                 LOG.infof("Attempt %s is %s; its late result is stored, never applied", attemptId, attempt.state());
                 return false;
@@ -210,6 +241,8 @@ public class AttemptPipeline {
             attempt.recordOutput(digest, now);
             if (completed.usage() == null) {
                 attempt.quarantine("provider reported no usage; held until reconciled", now);
+                metrics.attemptOutcome(attempt.provider(), "quarantined");
+                events.record(job.id(), attemptId, "attempt.quarantined", "provider reported no usage");
                 requireReview(job, attemptId, "usage missing, quarantined", now);
                 return false;
             }
@@ -218,6 +251,8 @@ public class AttemptPipeline {
         if (outcome instanceof ProviderOutcome.Unknown unknown) {
             if (starting) {
                 attempt.markUnknown(unknown.reason(), now);
+                metrics.attemptOutcome(attempt.provider(), "unknown");
+                events.record(job.id(), attemptId, "attempt.unknown", unknown.reason());
                 requireReview(job, attemptId, unknown.reason(), now);
             }
             return false;
@@ -225,17 +260,28 @@ public class AttemptPipeline {
         ProviderOutcome.Failed failed = (ProviderOutcome.Failed) outcome;
         if (failed.usageUnknown()) {
             work.recordUsage(attemptId, job.ownerId(), attempt.provider(), null, now);
+            events.record(job.id(), attemptId, "usage.recorded", describe(null));
         }
         if (starting) {
             attempt.fail(failed.reason(), now);
+            metrics.attemptOutcome(attempt.provider(), "failed");
+            events.record(job.id(), attemptId, "attempt.failed", failed.reason());
         }
         return false;
     }
 
-    private static void requireReview(Job job, UUID attemptId, String reason, Instant now) {
+    private void requireReview(Job job, UUID attemptId, String reason, Instant now) {
         if (!job.state().isTerminal()) {
             job.requireReview("attempt " + attemptId + ": " + reason, now);
+            events.record(job.id(), attemptId, "job.needs_review", reason);
         }
+    }
+
+    private static String describe(ProviderOutcome.Usage usage) {
+        return usage == null
+                ? "source unknown: the provider reported nothing"
+                : "provider_reported: " + usage.promptTokens() + " prompt + " + usage.completionTokens()
+                        + " completion tokens";
     }
 
     /**
@@ -249,7 +295,8 @@ public class AttemptPipeline {
         Job job = jobs.findForUpdate(attempt.jobId()).orElseThrow();
         em.refresh(attempt);
         Instant now = clock.instant();
-        if (attempt.state() != AttemptState.STARTING) {
+        boolean resolvedUnknown = attempt.state() == AttemptState.UNKNOWN && !attempt.quarantined();
+        if (attempt.state() != AttemptState.STARTING && !resolvedUnknown) {
             return attempt.state() == AttemptState.SUCCEEDED
                     && attemptId.equals(job.winningAttemptId())
                     && !job.state().isTerminal();
@@ -258,16 +305,24 @@ public class AttemptPipeline {
             String reason = job.winningAttemptId() != null
                     ? "attempt " + job.winningAttemptId() + " won the job"
                     : "job was " + job.state().wireName() + " when this result arrived";
-            attempt.lose(reason, now);
+            lose(job, attempt, reason, now);
             return false;
         }
         if (!work.electWinner(job.id(), job.version(), attemptId, now)) {
             LOG.debugf("Attempt %s lost the election on job %s", attemptId, job.id());
-            attempt.lose("another attempt won or the job changed", now);
+            lose(job, attempt, "another attempt won or the job changed", now);
             return false;
         }
         attempt.succeed(now);
+        metrics.attemptOutcome(attempt.provider(), "succeeded");
+        events.record(job.id(), attemptId, "winner.elected", "output " + attempt.outputDigest());
         return true;
+    }
+
+    private void lose(Job job, Attempt attempt, String reason, Instant now) {
+        attempt.lose(reason, now);
+        metrics.electionLost(attempt.provider());
+        events.record(job.id(), attempt.id(), "attempt.lost", reason + "; output kept, never applied");
     }
 
     /**
@@ -292,25 +347,44 @@ public class AttemptPipeline {
             boolean reserved = work.reserveApply(key, job.id(), attemptId, scope, clock.instant());
             boolean applied =
                     !reserved && work.applyStatus(key).filter("applied"::equals).isPresent();
+            events.record(
+                    job.id(),
+                    attemptId,
+                    reserved ? "apply.reserved" : "apply.key_exists",
+                    "key " + key
+                            + (reserved ? ", scope " + scope : applied ? ", already applied" : ", outcome unknown"));
             return new Plan(key, target, generation.patch(), applied);
         });
         if (plan == null) {
             return;
         }
         String targetRef = null;
+        boolean foundOnTarget = false;
         if (!plan.alreadyApplied()) {
-            targetRef = applier.findApplied(plan.key(), plan.target())
-                    .orElseGet(() -> applier.apply(plan.key(), plan.patch(), plan.target()));
+            var earlier = applier.findApplied(plan.key(), plan.target());
+            foundOnTarget = earlier.isPresent();
+            targetRef = earlier.orElseGet(() -> applier.apply(plan.key(), plan.patch(), plan.target()));
             crashPoints.hit(CrashPoints.Point.AFTER_APPLY_BEFORE_ACK);
         }
+        if (plan.alreadyApplied() || foundOnTarget) {
+            metrics.duplicateApplyPrevented();
+        }
         String ref = targetRef;
+        boolean found = foundOnTarget;
         QuarkusTransaction.requiringNew().run(() -> {
+            UUID jobId = plan.target().jobId();
             if (ref != null) {
                 work.markApplied(plan.key(), ref, clock.instant());
+                events.record(
+                        jobId,
+                        attemptId,
+                        found ? "apply.found_on_target" : "apply.done",
+                        "key " + plan.key() + ", target " + ref);
             }
-            Job job = jobs.findForUpdate(plan.target().jobId()).orElseThrow();
+            Job job = jobs.findForUpdate(jobId).orElseThrow();
             if (job.state() != JobState.COMPLETED) {
                 job.complete(clock.instant());
+                events.record(jobId, attemptId, "job.completed", null);
             }
         });
     }

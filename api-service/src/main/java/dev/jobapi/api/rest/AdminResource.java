@@ -1,0 +1,209 @@
+package dev.jobapi.api.rest;
+
+import dev.jobapi.api.security.Caller;
+import dev.jobapi.api.security.CurrentCaller;
+import dev.jobapi.api.service.ApiMetrics;
+import dev.jobapi.api.service.AuditLog;
+import dev.jobapi.api.service.FallbackSwitch;
+import dev.jobapi.api.service.Quarantine;
+import dev.jobapi.common.attempt.AttemptRepository;
+import dev.jobapi.common.attempt.AttemptState;
+import dev.jobapi.common.audit.AuditTrail;
+import dev.jobapi.common.job.JobRepository;
+import dev.jobapi.common.message.DeadLetterQueue;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.DefaultValue;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.PUT;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+
+/** The operators' endpoints of API.md: dead letters, the kill switch, quarantine and the audit trail. */
+@Path("/admin")
+@RolesAllowed(Caller.OPERATOR)
+@Produces(MediaType.APPLICATION_JSON)
+public class AdminResource {
+
+    private static final int MAX_PAGE = 500;
+
+    /** Body of PUT /admin/fallback. */
+    public record FallbackChange(Boolean enabled, String reason) {}
+
+    /** Body of POST /admin/dlq/replay. */
+    public record ReplayRequest(List<String> ids, Boolean all) {}
+
+    /** Body of POST /admin/attempts/{id}/resolve: usage, or fail, with a reason. */
+    public record Resolution(UsageReport usage, Boolean fail, String reason) {}
+
+    /** Token counts as the provider reconciled them. */
+    public record UsageReport(Integer promptTokens, Integer completionTokens) {}
+
+    /** One page of the dead-letter queue. */
+    public record DeadLetterPage(List<DeadLetterQueue.DeadLetter> items, long depth, int offset, int limit) {}
+
+    private final CurrentCaller currentCaller;
+    private final RequestBodies bodies;
+    private final FallbackSwitch fallbackSwitch;
+    private final DeadLetterQueue deadLetters;
+    private final Quarantine quarantine;
+    private final AuditLog auditLog;
+    private final AuditTrail audit;
+    private final AttemptRepository attempts;
+    private final JobRepository jobs;
+    private final ApiMetrics metrics;
+
+    AdminResource(
+            CurrentCaller currentCaller,
+            RequestBodies bodies,
+            FallbackSwitch fallbackSwitch,
+            DeadLetterQueue deadLetters,
+            Quarantine quarantine,
+            AuditLog auditLog,
+            AuditTrail audit,
+            AttemptRepository attempts,
+            JobRepository jobs,
+            ApiMetrics metrics) {
+        this.currentCaller = currentCaller;
+        this.bodies = bodies;
+        this.fallbackSwitch = fallbackSwitch;
+        this.deadLetters = deadLetters;
+        this.quarantine = quarantine;
+        this.auditLog = auditLog;
+        this.audit = audit;
+        this.attempts = attempts;
+        this.jobs = jobs;
+        this.metrics = metrics;
+    }
+
+    @GET
+    @Path("fallback")
+    public FallbackSwitch.State fallback() {
+        return fallbackSwitch.state();
+    }
+
+    @PUT
+    @Path("fallback")
+    @Consumes(MediaType.APPLICATION_JSON)
+    public FallbackSwitch.State setFallback(byte[] body) {
+        FallbackChange change = bodies.bind(bodies.tree(body), FallbackChange.class);
+        if (change.enabled() == null) {
+            throw new ProblemException(Problem.INVALID_REQUEST, "'enabled' (true or false) is required.");
+        }
+        if (!change.enabled() && (change.reason() == null || change.reason().isBlank())) {
+            throw new ProblemException(Problem.INVALID_REQUEST, "Say why in 'reason' when disabling fallback.");
+        }
+        return fallbackSwitch.set(currentCaller.get(), change.enabled(), change.reason());
+    }
+
+    @GET
+    @Path("dlq")
+    public DeadLetterPage deadLetters(
+            @QueryParam("offset") @DefaultValue("0") int offset, @QueryParam("limit") @DefaultValue("50") int limit) {
+        if (offset < 0 || limit < 1 || limit > MAX_PAGE) {
+            throw new ProblemException(
+                    Problem.INVALID_REQUEST, "'offset' must be >= 0 and 'limit' between 1 and " + MAX_PAGE + ".");
+        }
+        // Depth first: while the listing holds messages unacked the broker does not count them as ready.
+        long depth = deadLetters.depth();
+        return new DeadLetterPage(deadLetters.list(offset, limit), depth, offset, limit);
+    }
+
+    @POST
+    @Path("dlq/replay")
+    @Consumes(MediaType.APPLICATION_JSON)
+    public DeadLetterQueue.ReplayResult replay(byte[] body) {
+        ReplayRequest request = bodies.bind(bodies.tree(body), ReplayRequest.class);
+        boolean all = Boolean.TRUE.equals(request.all());
+        if (!all && (request.ids() == null || request.ids().isEmpty())) {
+            throw new ProblemException(Problem.INVALID_REQUEST, "Send {\"ids\": [...]} or {\"all\": true}.");
+        }
+        Set<String> ids = all ? Set.of() : Set.copyOf(request.ids());
+        DeadLetterQueue.ReplayResult result = deadLetters.replay(ids, all, this::nothingLeftToDo);
+        String operator = currentCaller.get().subject();
+        QuarkusTransaction.requiringNew()
+                .run(() -> audit.record(
+                        operator,
+                        "dlq.replay",
+                        all ? "all" : "selected ids",
+                        null,
+                        null,
+                        "replayed=" + result.replayedIds() + " skipped(terminal)=" + result.skippedIds()));
+        metrics.replayed(result.replayed());
+        return result;
+    }
+
+    @GET
+    @Path("quarantine")
+    public List<AttemptView> quarantined() {
+        return quarantine.held().stream()
+                .map(a -> AttemptView.of(a, attempts.usage(a.id()).orElse(null)))
+                .toList();
+    }
+
+    @POST
+    @Path("attempts/{id}/resolve")
+    @Consumes(MediaType.APPLICATION_JSON)
+    public AttemptView resolve(@PathParam("id") String id, byte[] body) {
+        Resolution resolution = bodies.bind(bodies.tree(body), Resolution.class);
+        UUID attemptId;
+        try {
+            attemptId = UUID.fromString(id);
+        } catch (IllegalArgumentException e) {
+            throw new ProblemException(Problem.NOT_FOUND, "No attempt " + id + ".");
+        }
+        if (resolution.reason() == null || resolution.reason().isBlank()) {
+            throw new ProblemException(Problem.INVALID_REQUEST, "'reason' is required.");
+        }
+        boolean fail = Boolean.TRUE.equals(resolution.fail());
+        UsageReport usage = resolution.usage();
+        if (fail == (usage != null)) {
+            throw new ProblemException(Problem.INVALID_REQUEST, "Send either 'usage' or \"fail\": true.");
+        }
+        Caller operator = currentCaller.get();
+        if (fail) {
+            return AttemptView.of(quarantine.resolveAsFailed(operator, attemptId, resolution.reason()), null);
+        }
+        if (usage.promptTokens() == null
+                || usage.completionTokens() == null
+                || usage.promptTokens() < 0
+                || usage.completionTokens() < 0) {
+            throw new ProblemException(
+                    Problem.INVALID_REQUEST, "'usage' needs non-negative promptTokens and completionTokens.");
+        }
+        return AttemptView.of(
+                quarantine.resolveWithUsage(
+                        operator, attemptId, usage.promptTokens(), usage.completionTokens(), resolution.reason()),
+                null);
+    }
+
+    @GET
+    @Path("audit")
+    public List<AuditLog.Entry> audit(
+            @QueryParam("before") Long before, @QueryParam("limit") @DefaultValue("50") int limit) {
+        if (limit < 1 || limit > MAX_PAGE) {
+            throw new ProblemException(Problem.INVALID_REQUEST, "'limit' must be between 1 and " + MAX_PAGE + ".");
+        }
+        return auditLog.entries(before, limit);
+    }
+
+    /**
+     * A dead letter whose attempt failed or was superseded, or whose job is closed, has nothing left
+     * for a worker to do. A succeeded attempt of an open job still has its apply to finish.
+     */
+    private boolean nothingLeftToDo(UUID attemptId) {
+        return QuarkusTransaction.requiringNew().call(() -> attempts.findByIdOptional(attemptId)
+                .map(a -> a.state() == AttemptState.FAILED
+                        || a.state() == AttemptState.SUPERSEDED
+                        || jobs.findById(a.jobId()).state().isTerminal())
+                .orElse(false));
+    }
+}

@@ -1,0 +1,249 @@
+package dev.jobapi.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.notNullValue;
+
+import com.rabbitmq.client.GetResponse;
+import dev.jobapi.common.message.AttemptTopology;
+import dev.jobapi.common.testing.TestBroker;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Operators (DESIGN.md rules 11 and 13): kill switch, dead letters, quarantine, audit, timeline. */
+@QuarkusTest
+class AdminTest extends ApiTestSupport {
+
+    private final String alice = Tokens.user("alice");
+    private final String otto = Tokens.of("otto", "operator");
+
+    private String jobWithFailedFirstAttempt() {
+        String id = createJob(alice, "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        execute("UPDATE attempt SET state = 'failed', reason = 'provider said 400' WHERE job_id = '" + id + "'");
+        return id;
+    }
+
+    @Test
+    void killSwitchRefusesFallbackAndKeepsTheLedger() {
+        String id = jobWithFailedFirstAttempt();
+        execute("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source,"
+                + " recorded_at) SELECT id, 'alice', provider, 10, 20, 'provider_reported', now() FROM attempt");
+        as(otto).contentType(ContentType.JSON)
+                .body("{\"enabled\":false,\"reason\":\"provider B returns garbage\"}")
+                .put("/admin/fallback")
+                .then()
+                .statusCode(200)
+                .body("enabled", equalTo(false))
+                .body("setBy", equalTo("otto"))
+                .body("setAt", notNullValue());
+
+        requestAttempt(alice, id, "retry-1", "{\"provider\":\"fake-b\"}")
+                .then()
+                .statusCode(409)
+                .body("code", equalTo("fallback-disabled"))
+                .body("detail", org.hamcrest.Matchers.containsString("provider B returns garbage"));
+        // Disabling deleted nothing.
+        assertThat(count("SELECT count(*) FROM job")).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM attempt")).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM usage_record")).isEqualTo(1);
+        as(otto).get("/admin/audit")
+                .then()
+                .statusCode(200)
+                .body("[0].action", equalTo("fallback.disabled"))
+                .body("[0].actor", equalTo("otto"))
+                .body("[0].reason", equalTo("provider B returns garbage"));
+
+        as(otto).contentType(ContentType.JSON)
+                .body("{\"enabled\":true,\"reason\":\"fixed\"}")
+                .put("/admin/fallback")
+                .then()
+                .statusCode(200);
+        requestAttempt(alice, id, "retry-1", "{\"provider\":\"fake-b\"}").then().statusCode(201);
+    }
+
+    @Test
+    void onlyOperatorsReachAdminEndpoints() {
+        as(alice).get("/admin/fallback").then().statusCode(403);
+        as(Tokens.reviewer("rita")).get("/admin/dlq").then().statusCode(403);
+        as(alice)
+                .contentType(ContentType.JSON)
+                .body("{\"enabled\":false,\"reason\":\"x\"}")
+                .put("/admin/fallback")
+                .then()
+                .statusCode(403);
+        as(otto).contentType(ContentType.JSON)
+                .body("{\"enabled\":false}")
+                .put("/admin/fallback")
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("invalid-request"));
+    }
+
+    /** Takes the relay's message for the job off the work queue and rejects it into the DLQ. */
+    private void deadLetterTheMessageOf(String jobId) {
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> broker.withChannel(channel -> {
+                    GetResponse response = channel.basicGet(AttemptTopology.QUEUE, false);
+                    if (response == null) {
+                        return false;
+                    }
+                    channel.basicReject(response.getEnvelope().getDeliveryTag(), false);
+                    return new String(response.getBody()).contains(jobId);
+                }));
+    }
+
+    @Test
+    void deadLettersAreListedWithoutBeingConsumedAndReplayedBackToTheWorkQueue() {
+        String id = createJob(alice, "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        String attemptId = as(alice).get("/jobs/" + id).path("attempts[0].id");
+        deadLetterTheMessageOf(id);
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> as(otto).get("/admin/dlq").then().body("items.size()", equalTo(1)));
+        String letter = as(otto).get("/admin/dlq")
+                .then()
+                .statusCode(200)
+                .body("depth", equalTo(1))
+                .body("items[0].attemptId", equalTo(attemptId))
+                .body("items[0].jobId", equalTo(id))
+                .body("items[0].reason", equalTo("rejected"))
+                .body("items[0].deathCount", equalTo(1))
+                .body("items[0].firstDeathAt", notNullValue())
+                .extract()
+                .path("items[0].id");
+        // Listing consumed nothing.
+        as(otto).get("/admin/dlq").then().body("items[0].id", equalTo(letter));
+
+        as(otto).contentType(ContentType.JSON)
+                .body("{\"ids\":[\"" + letter + "\"]}")
+                .post("/admin/dlq/replay")
+                .then()
+                .statusCode(200)
+                .body("replayed", equalTo(1))
+                .body("skipped", equalTo(0));
+        assertThat(TestBroker.drain(broker, AttemptTopology.DEAD_LETTER_QUEUE)).isEmpty();
+        assertThat(TestBroker.drain(broker, AttemptTopology.QUEUE))
+                .anySatisfy(body -> assertThat(body).contains(attemptId));
+        as(otto).get("/admin/audit").then().body("[0].action", equalTo("dlq.replay"));
+    }
+
+    @Test
+    void replaySkipsMessagesWhoseAttemptHasNothingLeftToDo() {
+        String id = createJob(alice, "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        deadLetterTheMessageOf(id);
+        execute("UPDATE attempt SET state = 'failed', reason = 'x' WHERE job_id = '" + id + "'");
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> as(otto).get("/admin/dlq").then().body("items.size()", equalTo(1)));
+        as(otto).contentType(ContentType.JSON)
+                .body("{\"all\":true}")
+                .post("/admin/dlq/replay")
+                .then()
+                .statusCode(200)
+                .body("replayed", equalTo(0))
+                .body("skipped", equalTo(1));
+        assertThat(TestBroker.drain(broker, AttemptTopology.QUEUE)).isEmpty();
+        as(otto).contentType(ContentType.JSON)
+                .body("{}")
+                .post("/admin/dlq/replay")
+                .then()
+                .statusCode(400);
+    }
+
+    @Test
+    void quarantinedAttemptIsListedAndReleasedWithReconciledUsage() {
+        String id = createJob(alice, "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        String attemptId = as(alice).get("/jobs/" + id).path("attempts[0].id");
+        execute("INSERT INTO generation (attempt_id, patch, output_digest, created_at) VALUES ('" + attemptId
+                + "', convert_to('--- a\n+++ b\n', 'UTF8'), 'sha256:abc', now())");
+        execute("UPDATE attempt SET state = 'unknown', quarantined = true, output_digest = 'sha256:abc',"
+                + " reason = 'provider reported no usage' WHERE id = '" + attemptId + "'");
+        execute("INSERT INTO usage_record (attempt_id, owner_id, provider, source, recorded_at) VALUES ('" + attemptId
+                + "', 'alice', 'fake-a', 'unknown', now())");
+        as(otto).get("/admin/quarantine")
+                .then()
+                .statusCode(200)
+                .body("id", equalTo(List.of(attemptId)))
+                .body("[0].usage.source", equalTo("unknown"));
+
+        as(otto).contentType(ContentType.JSON)
+                .body(
+                        "{\"usage\":{\"promptTokens\":12,\"completionTokens\":40},\"reason\":\"provider invoice line 7\"}")
+                .post("/admin/attempts/" + attemptId + "/resolve")
+                .then()
+                .statusCode(200)
+                .body("quarantined", equalTo(false));
+        assertThat(count("SELECT count(*) FROM usage_record WHERE source = 'provider_reported'"
+                        + " AND prompt_tokens = 12 AND completion_tokens = 40"))
+                .isEqualTo(1);
+        // Announced again, so a worker elects and applies it like any other result.
+        assertThat(count("SELECT count(*) FROM outbox WHERE attempt_id = '" + attemptId + "'"))
+                .isEqualTo(2);
+        as(otto).get("/admin/quarantine").then().body("size()", equalTo(0));
+        as(otto).get("/admin/audit").then().body("[0].action", equalTo("attempt.resolve.usage"));
+        as(otto).contentType(ContentType.JSON)
+                .body("{\"fail\":true,\"reason\":\"again\"}")
+                .post("/admin/attempts/" + attemptId + "/resolve")
+                .then()
+                .statusCode(409)
+                .body("code", equalTo("not-quarantined"));
+    }
+
+    @Test
+    void timelineShowsTheJobsHistoryToItsOwnerOnly() {
+        String id = createJob(alice, "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        createJob(alice, "k-1", JOB_BODY).then().statusCode(200);
+        as(alice)
+                .get("/jobs/" + id + "/timeline")
+                .then()
+                .statusCode(200)
+                .body("kind", equalTo(List.of("job.created", "attempt.requested", "job.replayed")));
+        as(Tokens.user("bob")).get("/jobs/" + id + "/timeline").then().statusCode(404);
+        as(otto).get("/jobs/" + id + "/timeline").then().statusCode(200);
+    }
+
+    @Test
+    void metricsMoveWithTheWork() {
+        double before = metric("jobapi_jobs_created_total");
+        double conflictsBefore = metric("jobapi_idempotency_key_conflicts_total");
+        createJob(alice, "k-1", JOB_BODY).then().statusCode(201);
+        createJob(alice, "k-1", JOB_BODY.replace("off-by-one", "typo")).then().statusCode(422);
+        assertThat(metric("jobapi_jobs_created_total")).isEqualTo(before + 1);
+        assertThat(metric("jobapi_idempotency_key_conflicts_total")).isEqualTo(conflictsBefore + 1);
+        io.restassured.RestAssured.get("/q/metrics")
+                .then()
+                .body(org.hamcrest.Matchers.containsString("jobapi_dlq_depth"))
+                .body(org.hamcrest.Matchers.containsString("jobapi_outbox_lag_seconds"))
+                .body(org.hamcrest.Matchers.containsString("jobapi_unknown_attempts_open"));
+    }
+
+    private static double metric(String name) {
+        String text = io.restassured.RestAssured.get("/q/metrics").asString();
+        return text.lines()
+                .filter(line -> line.startsWith(name + " ") || line.startsWith(name + "{"))
+                .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+                .sum();
+    }
+}
