@@ -266,6 +266,42 @@ class AttemptPipelineTest extends WorkerTestSupport {
                         "job.completed");
     }
 
+    @Test
+    void quarantinedAttemptReleasedByAnOperatorGoesOnToWinAndApplyOnce() throws Exception {
+        fake().addScript(Script.of("held for usage", Step.withoutUsage()));
+        UUID job = aJob("held for usage");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE).until(() -> "unknown".equals(attemptState(attempt)));
+        // What POST /admin/attempts/{id}/resolve commits: reconciled usage, the hold lifted, a new message.
+        execute("UPDATE usage_record SET source = 'provider_reported', prompt_tokens = 7, completion_tokens = 9"
+                + " WHERE attempt_id = '" + attempt + "'");
+        execute("UPDATE attempt SET quarantined = false WHERE id = '" + attempt + "'");
+        publish(attempt, job);
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(attemptState(attempt)).isEqualTo("succeeded");
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+        // The stored generation was applied; the provider was asked once.
+        assertThat(requestsMatching("held for usage")).hasSize(1);
+    }
+
+    @Test
+    void quarantinedAttemptIsNeverAppliedWhileHeld() throws Exception {
+        fake().addScript(Script.of("still held", Step.withoutUsage()));
+        UUID job = aJob("still held");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE).until(() -> "unknown".equals(attemptState(attempt)));
+        publish(attempt, job); // a duplicate or a replay changes nothing while the hold lasts
+        await().atMost(PATIENCE)
+                .until(() ->
+                        count("SELECT count(*) FROM job_event WHERE kind LIKE 'message.%' AND job_id = '" + job + "'")
+                                == 2);
+        assertThat(attemptState(attempt)).isEqualTo("unknown");
+        assertThat(count("SELECT count(*) FROM applied_patch")).isZero();
+        assertThat(commitsOnJobBranch(job)).isZero();
+    }
+
     private void deadLetter(UUID attemptId, UUID jobId) {
         broker.withChannel(channel -> {
             channel.confirmSelect();
