@@ -15,6 +15,8 @@ public interface JobApiConfig {
 
     Providers providers();
 
+    Retention retention();
+
     /** Limits on what a client may send. */
     interface Intake {
         /** 1 MiB: a prompt plus repository context fits; anything larger is a mistake or an attack. */
@@ -52,5 +54,27 @@ public interface JobApiConfig {
         /** Used when a job names no provider. */
         @WithDefault("fake-a")
         String defaultProvider();
+    }
+
+    /** What the pruner deletes, and when. Nothing of the usage ledger or the audit trail is ever pruned. */
+    interface Retention {
+        /** How often a replica looks; one replica prunes at a time (an advisory lock). */
+        @WithDefault("1h")
+        Duration interval();
+
+        /** Rows deleted per statement, so a prune never holds long locks. */
+        @WithDefault("500")
+        int batchSize();
+
+        /** Outputs of losing attempts are kept this long for diagnostics, then deleted. */
+        @WithDefault("7d")
+        Duration losingOutputAge();
+
+        /**
+         * Apply keys of completed or cancelled jobs are kept past any redelivery or replay window:
+         * the DLQ is drained by operators within days, so thirty days is a wide margin.
+         */
+        @WithDefault("30d")
+        Duration appliedKeyAge();
     }
 }

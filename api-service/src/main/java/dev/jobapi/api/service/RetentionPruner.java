@@ -1,0 +1,115 @@
+package dev.jobapi.api.service;
+
+import dev.jobapi.api.config.JobApiConfig;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.persistence.EntityManager;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.jboss.logging.Logger;
+
+/**
+ * Deletes what is past its use, in small batches, one replica at a time: outputs of losing
+ * attempts after {@code losing-output-age}, and apply keys of closed jobs after
+ * {@code applied-key-age} (past any redelivery window, a closed job is never applied again anyway).
+ * Never a job, an attempt, a usage record or an audit record: the ledger stays.
+ */
+@ApplicationScoped
+public class RetentionPruner {
+
+    private static final Logger LOG = Logger.getLogger(RetentionPruner.class);
+    // Any constant shared by all replicas; only the holder of this advisory lock prunes.
+    private static final long LOCK_ID = 0x6a6f6261_70697275L;
+
+    /** What one prune deleted. */
+    public record Pruned(long losingOutputs, long appliedKeys) {}
+
+    private final EntityManager em;
+    private final JobApiConfig.Retention config;
+    private final Clock clock;
+    private ScheduledExecutorService scheduler;
+
+    RetentionPruner(EntityManager em, JobApiConfig config, Clock clock) {
+        this.em = em;
+        this.config = config.retention();
+        this.clock = clock;
+    }
+
+    void start(@Observes StartupEvent event) {
+        scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "retention-pruner");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = config.interval().toMillis();
+        scheduler.scheduleWithFixedDelay(this::pruneQuietly, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    void stop(@Observes ShutdownEvent event) {
+        if (scheduler != null) {
+            scheduler.shutdownNow();
+        }
+    }
+
+    private void pruneQuietly() {
+        try {
+            Pruned pruned = prune();
+            if (pruned.losingOutputs() + pruned.appliedKeys() > 0) {
+                LOG.infof(
+                        "Retention pruned %d losing outputs and %d apply keys",
+                        pruned.losingOutputs(), pruned.appliedKeys());
+            }
+        } catch (RuntimeException e) {
+            LOG.warnf("Retention prune failed, will retry: %s", e.toString());
+        }
+    }
+
+    /** Prunes until nothing old is left, one batch per transaction. */
+    public Pruned prune() {
+        Instant now = clock.instant();
+        long outputs = 0;
+        long keys = 0;
+        int batch;
+        do {
+            batch = batch(
+                    "DELETE FROM generation WHERE attempt_id IN (SELECT g.attempt_id FROM generation g"
+                            + " JOIN attempt a ON a.id = g.attempt_id JOIN job j ON j.id = a.job_id"
+                            + " WHERE a.state IN ('superseded', 'failed')"
+                            + " AND (j.winning_attempt_id IS NULL OR j.winning_attempt_id <> a.id)"
+                            + " AND g.created_at < ?1 LIMIT ?2)",
+                    now.minus(config.losingOutputAge()));
+            outputs += Math.max(batch, 0);
+        } while (batch == config.batchSize());
+        do {
+            batch = batch(
+                    "DELETE FROM applied_patch WHERE idem_key IN (SELECT p.idem_key FROM applied_patch p"
+                            + " JOIN job j ON j.id = p.job_id WHERE j.state IN ('completed', 'cancelled')"
+                            + " AND p.status = 'applied' AND p.applied_at < ?1 LIMIT ?2)",
+                    now.minus(config.appliedKeyAge()));
+            keys += Math.max(batch, 0);
+        } while (batch == config.batchSize());
+        return new Pruned(outputs, keys);
+    }
+
+    /** One batch under the advisory lock; -1 when another replica holds it. */
+    private int batch(String delete, Instant olderThan) {
+        return QuarkusTransaction.requiringNew().call(() -> {
+            boolean mine = (Boolean) em.createNativeQuery("SELECT pg_try_advisory_xact_lock(?1)")
+                    .setParameter(1, LOCK_ID)
+                    .getSingleResult();
+            if (!mine) {
+                return -1;
+            }
+            return em.createNativeQuery(delete)
+                    .setParameter(1, olderThan)
+                    .setParameter(2, config.batchSize())
+                    .executeUpdate();
+        });
+    }
+}
