@@ -302,6 +302,51 @@ class AttemptPipelineTest extends WorkerTestSupport {
         assertThat(commitsOnJobBranch(job)).isZero();
     }
 
+    @Test
+    void unknownAttemptIsReconciledFromTheProviderAndAppliedOnce() throws Exception {
+        fake().addScript(Script.of("answer lost", Step.delayed(3_000)));
+        UUID job = aJob("answer lost");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE).until(() -> "unknown".equals(attemptState(attempt)));
+        // The provider finished after our timeout; the reconciler finds its stored completion.
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(attemptState(attempt)).isEqualTo("succeeded");
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM usage_record WHERE attempt_id = '" + attempt
+                        + "' AND source = 'provider_reported'"))
+                .isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM job_event WHERE kind = 'attempt.reconciled'"))
+                .isEqualTo(1);
+        assertThat(requestsMatching("answer lost")).hasSize(1);
+    }
+
+    @Test
+    void lateResultOfASupersededAttemptIsRecordedAfterTheWinnerAndNeverApplied() throws Exception {
+        fake().addScript(Script.of("Provider: fake-a", Step.delayed(3_000)));
+        UUID job = aJob("late loser");
+        UUID slow = aStartingAttempt(job, "fake-a");
+        publish(slow, job);
+        await().atMost(PATIENCE).until(() -> "unknown".equals(attemptState(slow)));
+        // A reviewer superseded it and a fast attempt won.
+        execute("UPDATE attempt SET state = 'superseded', reason = 'reviewer: provider A timed out' WHERE id = '" + slow
+                + "'");
+        UUID fast = aStartingAttempt(job, "fake-b");
+        publish(fast, job);
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        // Then the slow provider's answer is found: recorded (output, usage), never applied.
+        await().atMost(PATIENCE)
+                .until(() -> count("SELECT count(*) FROM usage_record WHERE attempt_id = '" + slow + "'") == 1);
+        assertThat(attemptState(slow)).isEqualTo("superseded");
+        assertThat(count("SELECT count(*) FROM generation WHERE attempt_id = '" + slow + "'"))
+                .isEqualTo(1);
+        assertThat(text("SELECT winning_attempt_id FROM job WHERE id = '" + job + "'"))
+                .isEqualTo(fast.toString());
+        assertThat(count("SELECT count(*) FROM applied_patch WHERE job_id = '" + job + "'"))
+                .isEqualTo(1);
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+    }
+
     private void deadLetter(UUID attemptId, UUID jobId) {
         broker.withChannel(channel -> {
             channel.confirmSelect();

@@ -15,6 +15,30 @@ public interface WorkerConfig {
 
     Apply apply();
 
+    Reconciler reconciler();
+
+    /** How lost answers are looked up at the provider. */
+    interface Reconciler {
+        /** How often a worker looks for attempts to reconcile. */
+        @WithDefault("30s")
+        Duration interval();
+
+        /** Give a slow provider this long after the send before asking it what happened. */
+        @WithDefault("1m")
+        Duration minAge();
+
+        /**
+         * Past this the provider no longer keeps the request (stored completions are kept 30 days);
+         * the attempt stays unknown for a reviewer.
+         */
+        @WithDefault("7d")
+        Duration maxAge();
+
+        /** Attempts looked up per round. */
+        @WithDefault("20")
+        int batchSize();
+    }
+
     /** How this worker claims attempts. */
     interface Worker {
         /** Names this process in attempt leases; defaults to host and pid. */

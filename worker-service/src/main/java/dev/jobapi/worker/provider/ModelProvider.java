@@ -1,5 +1,8 @@
 package dev.jobapi.worker.provider;
 
+import java.util.Optional;
+import java.util.UUID;
+
 /** One adapter per provider API, behind one interface; the worker calls it once per attempt. */
 public interface ModelProvider {
 
@@ -8,4 +11,11 @@ public interface ModelProvider {
      * request key); the answer is never regenerated.
      */
     ProviderOutcome generate(ProviderRequest request);
+
+    /**
+     * What the provider knows of an earlier request of ours whose answer we lost, found by the
+     * provider's id for it or by our attempt id in its metadata. Empty when it has nothing (yet),
+     * or cannot tell: the attempt then stays unknown; nothing guesses.
+     */
+    Optional<ProviderOutcome.Completed> lookup(UUID attemptId, String remoteId);
 }

@@ -11,6 +11,7 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.net.ConnectException;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
@@ -18,6 +19,8 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.channels.UnresolvedAddressException;
 import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -97,6 +100,52 @@ public class OpenAiCompatibleProvider implements ModelProvider {
             return readStream(response, remoteId);
         }
         return new ProviderOutcome.Failed(null, lastRefusal + " (after " + config.maxSends() + " sends)", false);
+    }
+
+    /**
+     * Stored chat completions: {@code GET /v1/chat/completions/{id}} when we learned the id, else the
+     * list filtered by our attempt id in {@code metadata}. Requests are sent with {@code store: true}.
+     */
+    @Override
+    public Optional<ProviderOutcome.Completed> lookup(UUID attemptId, String remoteId) {
+        String path = remoteId != null
+                ? "/v1/chat/completions/" + URLEncoder.encode(remoteId, StandardCharsets.UTF_8)
+                : "/v1/chat/completions?metadata%5Battempt_id%5D=" + attemptId;
+        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(config.baseUrl() + path))
+                .timeout(config.readTimeout())
+                .GET();
+        config.apiKey().ifPresent(key -> builder.header("Authorization", "Bearer " + key));
+        try {
+            HttpResponse<byte[]> response = http.send(builder.build(), HttpResponse.BodyHandlers.ofByteArray());
+            if (response.statusCode() != 200) {
+                return Optional.empty();
+            }
+            JsonNode body = mapper.readTree(response.body());
+            JsonNode completion = body.has("data") ? body.path("data").path(0) : body;
+            if (completion.isMissingNode() || !completion.hasNonNull("id")) {
+                return Optional.empty();
+            }
+            String content = completion
+                    .path("choices")
+                    .path(0)
+                    .path("message")
+                    .path("content")
+                    .asText("");
+            JsonNode reported = completion.get("usage");
+            ProviderOutcome.Usage usage = reported != null && reported.isObject()
+                    ? new ProviderOutcome.Usage(
+                            reported.path("prompt_tokens").asInt(),
+                            reported.path("completion_tokens").asInt())
+                    : null;
+            return Optional.of(new ProviderOutcome.Completed(
+                    completion.get("id").asText(), content.getBytes(StandardCharsets.UTF_8), usage));
+        } catch (IOException e) {
+            LOG.debugf("Lookup of attempt %s failed: %s", attemptId, e);
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
     }
 
     private HttpRequest httpRequest(ProviderRequest request) {

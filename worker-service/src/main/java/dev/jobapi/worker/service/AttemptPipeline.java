@@ -202,6 +202,62 @@ public class AttemptPipeline {
         return Next.NOTHING;
     }
 
+    /**
+     * Reconciliation (DESIGN.md rule 5): asks the provider what became of an attempt whose answer
+     * was lost. A found result is stored like any other and goes through the same election and
+     * apply; for an attempt that was superseded meanwhile it is recorded (output and usage: no
+     * silent spend) and never applied. Nothing found: the attempt stays as it is.
+     *
+     * @return true when a result was found and recorded
+     */
+    public boolean reconcile(UUID attemptId) {
+        record Candidate(String provider, String remoteId) {}
+        Candidate candidate = QuarkusTransaction.requiringNew().call(() -> {
+            Attempt attempt = attempts.findById(attemptId);
+            return attempt == null ? null : new Candidate(attempt.provider(), attempt.remoteId());
+        });
+        if (candidate == null) {
+            return false;
+        }
+        var found = provider.lookup(attemptId, candidate.remoteId());
+        if (found.isEmpty()) {
+            return false;
+        }
+        boolean electable = QuarkusTransaction.requiringNew().call(() -> recordReconciled(attemptId, found.get()));
+        if (electable && QuarkusTransaction.requiringNew().call(() -> elect(attemptId))) {
+            apply(attemptId);
+        }
+        return true;
+    }
+
+    private boolean recordReconciled(UUID attemptId, ProviderOutcome.Completed completed) {
+        Attempt attempt = attempts.findById(attemptId);
+        Job job = jobs.findForUpdate(attempt.jobId()).orElseThrow();
+        em.refresh(attempt);
+        if (attempts.usage(attemptId).isPresent()) {
+            return false; // reconciled already, by another worker or an earlier round
+        }
+        Instant now = clock.instant();
+        String digest = Sha256.prefixed(completed.patch());
+        work.storeGeneration(attemptId, completed.patch(), digest, now);
+        work.recordUsage(attemptId, job.ownerId(), attempt.provider(), completed.usage(), now);
+        metrics.tokens(attempt.provider(), completed.usage());
+        events.record(
+                job.id(), attemptId, "attempt.reconciled", "provider has " + completed.remoteId() + ", " + digest);
+        events.record(job.id(), attemptId, "usage.recorded", describe(completed.usage()));
+        if (attempt.state() != AttemptState.UNKNOWN || attempt.quarantined()) {
+            return false; // superseded meanwhile: recorded, never applied
+        }
+        attempt.recordRemoteId(completed.remoteId(), now);
+        attempt.recordOutput(digest, now);
+        if (completed.usage() == null) {
+            attempt.quarantine("provider reported no usage; held until reconciled", now);
+            events.record(job.id(), attemptId, "attempt.quarantined", "provider reported no usage");
+            return false;
+        }
+        return true;
+    }
+
     private ProviderRequest providerRequest(UUID attemptId) {
         Attempt attempt = attempts.findById(attemptId);
         Job job = jobs.findById(attempt.jobId());
