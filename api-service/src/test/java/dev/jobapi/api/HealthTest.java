@@ -32,6 +32,11 @@ class HealthTest extends ApiTestSupport {
     @Test
     void metricsAndOpenApiAreServed() {
         given().get("/q/metrics").then().statusCode(200);
-        given().get("/q/openapi").then().statusCode(200);
+        given().get("/q/openapi?format=json")
+                .then()
+                .statusCode(200)
+                .body("info.description", org.hamcrest.Matchers.containsString("Key retention"))
+                .body("paths", org.hamcrest.Matchers.hasKey("/jobs/{id}/attempts"))
+                .body("paths", org.hamcrest.Matchers.hasKey("/admin/dlq/replay"));
     }
 }

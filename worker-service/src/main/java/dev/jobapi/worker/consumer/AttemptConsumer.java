@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.jboss.logging.Logger;
+import org.jboss.logging.MDC;
 
 /**
  * Consumes {@code jobs.attempts} with manual acknowledgement (DESIGN.md rule 8): a message is acked
@@ -62,6 +63,9 @@ public class AttemptConsumer {
             if (attempt.attemptId() == null) {
                 throw new IllegalArgumentException("message names no attemptId: " + body);
             }
+            // Every log line of this delivery carries the ids that link it to the job's timeline.
+            MDC.put("attemptId", String.valueOf(attempt.attemptId()));
+            MDC.put("jobId", String.valueOf(attempt.jobId()));
             boolean redelivered = message.getMetadata(IncomingRabbitMQMetadata.class)
                     .map(IncomingRabbitMQMetadata::isRedeliver)
                     .orElse(false);
@@ -73,6 +77,8 @@ public class AttemptConsumer {
             LOG.warnf("Attempt message not processed, returning it to the queue: %s", e.toString());
             return message.nack(e);
         } finally {
+            MDC.remove("attemptId");
+            MDC.remove("jobId");
             inFlight.decrementAndGet();
         }
     }
