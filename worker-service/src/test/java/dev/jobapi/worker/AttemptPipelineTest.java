@@ -347,6 +347,24 @@ class AttemptPipelineTest extends WorkerTestSupport {
         assertThat(commitsOnJobBranch(job)).isEqualTo(1);
     }
 
+    @Test
+    void losingOutputOverTheSizeBoundIsDroppedAndItsDigestKept() {
+        String bigPatch = "--- a/big\n+++ b/big\n" + "+x\n".repeat(1_000);
+        fake().addScript(Script.of("Provider: fake-a", new Step(200, 1_500, false, false, bigPatch)));
+        UUID job = aJob("big loser");
+        UUID slow = aStartingAttempt(job, "fake-a");
+        UUID fast = aStartingAttempt(job, "fake-b");
+        publish(slow, job);
+        publish(fast, job);
+        await().atMost(PATIENCE).until(() -> "superseded".equals(attemptState(slow)));
+        assertThat(count("SELECT count(*) FROM generation WHERE attempt_id = '" + slow + "'"))
+                .isZero();
+        assertThat(text("SELECT output_digest FROM attempt WHERE id = '" + slow + "'"))
+                .startsWith("sha256:");
+        assertThat(count("SELECT count(*) FROM generation WHERE attempt_id = '" + fast + "'"))
+                .isEqualTo(1);
+    }
+
     private void deadLetter(UUID attemptId, UUID jobId) {
         broker.withChannel(channel -> {
             channel.confirmSelect();

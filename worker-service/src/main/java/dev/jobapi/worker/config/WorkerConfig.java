@@ -51,6 +51,14 @@ public interface WorkerConfig {
         @WithDefault("5m")
         Duration lease();
 
+        /**
+         * A losing attempt's output is kept for diagnostics up to this size; a larger one is dropped
+         * when it loses (its digest stays on the attempt). Diagnostics need the shape of an answer,
+         * not megabytes of it.
+         */
+        @WithDefault("262144")
+        int loserOutputMaxBytes();
+
         /** How long shutdown waits for attempts in flight before abandoning them unacked. */
         @WithDefault("30s")
         Duration shutdownGrace();

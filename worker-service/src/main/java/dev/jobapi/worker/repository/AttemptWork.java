@@ -53,6 +53,17 @@ public class AttemptWork {
                 .executeUpdate();
     }
 
+    /** Drops a stored output larger than the bound; returns its size when dropped, else 0. */
+    public long dropOversizedOutput(UUID attemptId, int maxBytes) {
+        List<?> dropped = em.createNativeQuery(
+                        "DELETE FROM generation WHERE attempt_id = ?1 AND octet_length(patch) > ?2"
+                                + " RETURNING octet_length(patch)")
+                .setParameter(1, attemptId)
+                .setParameter(2, maxBytes)
+                .getResultList();
+        return dropped.isEmpty() ? 0 : ((Number) dropped.get(0)).longValue();
+    }
+
     /** Records what the provider reported it spent, or that it reported nothing; once per attempt. */
     public void recordUsage(UUID attemptId, String ownerId, String provider, ProviderOutcome.Usage usage, Instant now) {
         em.createNativeQuery("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens,"

@@ -378,7 +378,13 @@ public class AttemptPipeline {
     private void lose(Job job, Attempt attempt, String reason, Instant now) {
         attempt.lose(reason, now);
         metrics.electionLost(attempt.provider());
-        events.record(job.id(), attempt.id(), "attempt.lost", reason + "; output kept, never applied");
+        long dropped = work.dropOversizedOutput(attempt.id(), config.worker().loserOutputMaxBytes());
+        events.record(
+                job.id(),
+                attempt.id(),
+                "attempt.lost",
+                reason + (dropped > 0 ? "; output of " + dropped + " bytes dropped (over the bound)" : "; output kept")
+                        + ", never applied");
     }
 
     /**
