@@ -21,19 +21,9 @@ class AdminTest extends ApiTestSupport {
     private final String alice = Tokens.user("alice");
     private final String otto = Tokens.of("otto", "operator");
 
-    private String jobWithFailedFirstAttempt() {
-        String id = createJob(alice, "k-1", JOB_BODY)
-                .then()
-                .statusCode(201)
-                .extract()
-                .path("id");
-        execute("UPDATE attempt SET state = 'failed', reason = 'provider said 400' WHERE job_id = '" + id + "'");
-        return id;
-    }
-
     @Test
     void killSwitchRefusesFallbackAndKeepsTheLedger() {
-        String id = jobWithFailedFirstAttempt();
+        String id = aliceJobWithFailedFirstAttempt();
         execute("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source,"
                 + " recorded_at) SELECT id, 'alice', provider, 10, 20, 'provider_reported', now() FROM attempt");
         as(otto).contentType(ContentType.JSON)

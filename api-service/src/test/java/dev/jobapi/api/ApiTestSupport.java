@@ -53,6 +53,17 @@ public abstract class ApiTestSupport {
                 .post("/jobs/" + jobId + "/attempts");
     }
 
+    /** A job of alice whose first attempt failed, so a new attempt is allowed. */
+    protected String aliceJobWithFailedFirstAttempt() {
+        String id = createJob(Tokens.user("alice"), "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        execute("UPDATE attempt SET state = 'failed', reason = 'provider said 400' WHERE job_id = '" + id + "'");
+        return id;
+    }
+
     protected long count(String sql) {
         return QuarkusTransaction.requiringNew()
                 .call(() -> ((Number) em.createNativeQuery(sql).getSingleResult()).longValue());

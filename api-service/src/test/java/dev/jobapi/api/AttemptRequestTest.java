@@ -19,19 +19,9 @@ class AttemptRequestTest extends ApiTestSupport {
 
     private final String alice = Tokens.user("alice");
 
-    private String jobWithFailedFirstAttempt() {
-        String id = createJob(alice, "k-1", JOB_BODY)
-                .then()
-                .statusCode(201)
-                .extract()
-                .path("id");
-        execute("UPDATE attempt SET state = 'failed', reason = 'provider said 400' WHERE job_id = '" + id + "'");
-        return id;
-    }
-
     @Test
     void doubleClickOnTryAnotherProviderMakesOneAttempt() throws Exception {
-        String id = jobWithFailedFirstAttempt();
+        String id = aliceJobWithFailedFirstAttempt();
         CountDownLatch start = new CountDownLatch(1);
         List<CompletableFuture<Response>> clicks = IntStream.range(0, 10)
                 .mapToObj(i -> CompletableFuture.supplyAsync(() -> {
@@ -125,7 +115,7 @@ class AttemptRequestTest extends ApiTestSupport {
 
     @Test
     void cancelledJobTakesNoNewAttempts() {
-        String id = jobWithFailedFirstAttempt();
+        String id = aliceJobWithFailedFirstAttempt();
         as(alice).post("/jobs/" + id + "/cancel").then().statusCode(200).body("state", equalTo("cancelled"));
         as(alice).post("/jobs/" + id + "/cancel").then().statusCode(200).body("state", equalTo("cancelled"));
         as(alice).get("/jobs/" + id).then().body("actions", equalTo(List.of()));

@@ -6,9 +6,8 @@ import static dev.jobapi.common.attempt.AttemptState.SUCCEEDED;
 import static dev.jobapi.common.attempt.AttemptState.SUPERSEDED;
 import static dev.jobapi.common.attempt.AttemptState.UNKNOWN;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.jobapi.common.state.IllegalTransitionException;
+import dev.jobapi.common.state.TransitionTableAssertions;
 import java.util.EnumSet;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -17,17 +16,8 @@ import org.junit.jupiter.api.Test;
 class AttemptStateTest {
 
     private static void assertTargets(AttemptState from, Set<AttemptState> allowed) {
-        for (AttemptState to : AttemptState.values()) {
-            if (allowed.contains(to)) {
-                assertThat(from.canMoveTo(to)).as(from + " -> " + to).isTrue();
-                from.guardMoveTo(to);
-            } else {
-                assertThat(from.canMoveTo(to)).as(from + " -> " + to).isFalse();
-                assertThatThrownBy(() -> from.guardMoveTo(to))
-                        .isInstanceOf(IllegalTransitionException.class)
-                        .hasMessage("A attempt cannot move from " + from + " to " + to + ".");
-            }
-        }
+        TransitionTableAssertions.assertTargets(
+                "attempt", from, allowed, AttemptState::canMoveTo, AttemptState::guardMoveTo);
     }
 
     @Test

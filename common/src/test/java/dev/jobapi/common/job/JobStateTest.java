@@ -6,9 +6,8 @@ import static dev.jobapi.common.job.JobState.COMPLETED;
 import static dev.jobapi.common.job.JobState.NEEDS_REVIEW;
 import static dev.jobapi.common.job.JobState.RUNNING;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.jobapi.common.state.IllegalTransitionException;
+import dev.jobapi.common.state.TransitionTableAssertions;
 import java.util.EnumSet;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -17,17 +16,7 @@ import org.junit.jupiter.api.Test;
 class JobStateTest {
 
     private static void assertTargets(JobState from, Set<JobState> allowed) {
-        for (JobState to : JobState.values()) {
-            if (allowed.contains(to)) {
-                assertThat(from.canMoveTo(to)).as(from + " -> " + to).isTrue();
-                from.guardMoveTo(to);
-            } else {
-                assertThat(from.canMoveTo(to)).as(from + " -> " + to).isFalse();
-                assertThatThrownBy(() -> from.guardMoveTo(to))
-                        .isInstanceOf(IllegalTransitionException.class)
-                        .hasMessage("A job cannot move from " + from + " to " + to + ".");
-            }
-        }
+        TransitionTableAssertions.assertTargets("job", from, allowed, JobState::canMoveTo, JobState::guardMoveTo);
     }
 
     @Test
