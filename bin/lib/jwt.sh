@@ -5,7 +5,7 @@
 #
 # The key is $JOBCTL_JWT_PRIVATE_KEY, default dev/jwt/private.pem (local runs and tests only).
 
-JWT_ISSUER="jobapi-dev"
+JWT_ISSUER="${JOBCTL_JWT_ISSUER:-jobapi-dev}"
 JWT_KID="jobapi-dev"
 : "${JOBCTL_JWT_PRIVATE_KEY:=$ROOT/dev/jwt/private.pem}"
 

@@ -1,0 +1,67 @@
+package dev.jobapi.api.rest;
+
+import dev.jobapi.api.security.Caller;
+import dev.jobapi.api.security.CurrentCaller;
+import dev.jobapi.api.service.UsageLedger;
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import java.time.Clock;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeParseException;
+import java.util.List;
+
+/** GET /usage: the caller's token totals by provider and day, from the ledger; operators for anyone. */
+@Path("/usage")
+@RolesAllowed({Caller.USER, Caller.REVIEWER, Caller.OPERATOR})
+@Produces(MediaType.APPLICATION_JSON)
+public class UsageResource {
+
+    private static final int MAX_DAYS = 366;
+
+    /** The totals of one owner over a range of days. */
+    public record Usage(String owner, LocalDate from, LocalDate to, List<UsageLedger.DayTotal> days) {}
+
+    private final CurrentCaller currentCaller;
+    private final UsageLedger ledger;
+    private final Clock clock;
+
+    UsageResource(CurrentCaller currentCaller, UsageLedger ledger, Clock clock) {
+        this.currentCaller = currentCaller;
+        this.ledger = ledger;
+        this.clock = clock;
+    }
+
+    @GET
+    public Usage usage(
+            @QueryParam("owner") String owner, @QueryParam("from") String from, @QueryParam("to") String to) {
+        Caller caller = currentCaller.get();
+        String subject = owner == null ? caller.subject() : owner;
+        if (!subject.equals(caller.subject()) && !caller.roles().contains(Caller.OPERATOR)) {
+            throw new ProblemException(Problem.FORBIDDEN, "Only operators read another owner's usage.");
+        }
+        LocalDate last = date(to, LocalDate.now(clock.withZone(ZoneOffset.UTC)));
+        LocalDate first = date(from, last.minusDays(29));
+        if (first.isAfter(last) || first.plusDays(MAX_DAYS).isBefore(last)) {
+            throw new ProblemException(
+                    Problem.INVALID_REQUEST,
+                    "'from' must not be after 'to', and the range at most " + MAX_DAYS + " days.");
+        }
+        return new Usage(subject, first, last, ledger.totals(subject, first, last));
+    }
+
+    private static LocalDate date(String text, LocalDate fallback) {
+        if (text == null || text.isEmpty()) {
+            return fallback;
+        }
+        try {
+            return LocalDate.parse(text);
+        } catch (DateTimeParseException e) {
+            throw new ProblemException(Problem.INVALID_REQUEST, "Dates are YYYY-MM-DD, not '" + text + "'.");
+        }
+    }
+}
