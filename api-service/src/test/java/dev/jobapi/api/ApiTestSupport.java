@@ -29,7 +29,7 @@ public abstract class ApiTestSupport {
     @BeforeEach
     @AfterEach
     void resetState() {
-        QuarkusTransaction.requiringNew().run(() -> TestDatabase.reset(em));
+        TestDatabase.reset(em);
         TestBroker.purge(broker);
     }
 

@@ -37,6 +37,16 @@ class HealthTest extends ApiTestSupport {
                 .statusCode(200)
                 .body("info.description", org.hamcrest.Matchers.containsString("Key retention"))
                 .body("paths", org.hamcrest.Matchers.hasKey("/jobs/{id}/attempts"))
-                .body("paths", org.hamcrest.Matchers.hasKey("/admin/dlq/replay"));
+                .body("paths", org.hamcrest.Matchers.hasKey("/admin/dlq/replay"))
+                // Problem codes and examples are part of the contract a client reads.
+                .body(
+                        "paths.'/jobs'.post.responses.'422'.description",
+                        org.hamcrest.Matchers.containsString("idempotency-key-reused"))
+                .body(
+                        "paths.'/jobs/{id}/attempts'.post.responses.'409'.description",
+                        org.hamcrest.Matchers.containsString("review-required"))
+                .body(
+                        "paths.'/jobs'.post.requestBody.content.'application/json'.examples.example.value.provider",
+                        equalTo("fake-a"));
     }
 }

@@ -42,7 +42,7 @@ public abstract class WorkerTestSupport {
     @AfterEach
     void resetState() {
         TestBroker.purge(broker);
-        QuarkusTransaction.requiringNew().run(() -> TestDatabase.reset(em));
+        TestDatabase.reset(em);
         fake().clearScripts();
     }
 

@@ -26,6 +26,11 @@ import jakarta.ws.rs.core.MediaType;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
 /** The operators' endpoints of API.md: dead letters, the kill switch, quarantine and the audit trail. */
 @Path("/admin")
@@ -84,12 +89,29 @@ public class AdminResource {
         this.metrics = metrics;
     }
 
+    @Operation(summary = "The kill switch for new fallback attempts: position, who set it, when, why")
+    @APIResponse(responseCode = "200", description = "The switch")
+    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
+    @APIResponse(responseCode = "403", description = "forbidden (operators only)")
     @GET
     @Path("fallback")
     public FallbackSwitch.State fallback() {
         return fallbackSwitch.state();
     }
 
+    @Operation(summary = "Flip the kill switch; disabling deletes nothing and is audited")
+    @APIResponse(responseCode = "200", description = "The switch")
+    @APIResponse(responseCode = "400", description = "invalid-request (enabled missing, or no reason when disabling)")
+    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
+    @APIResponse(responseCode = "403", description = "forbidden")
+    @RequestBody(
+            content =
+                    @Content(
+                            mediaType = "application/json",
+                            examples =
+                                    @ExampleObject(
+                                            name = "example",
+                                            value = "{\"enabled\":false,\"reason\":\"provider B returns garbage\"}")))
     @PUT
     @Path("fallback")
     @Consumes(MediaType.APPLICATION_JSON)
@@ -104,6 +126,11 @@ public class AdminResource {
         return fallbackSwitch.set(currentCaller.get(), change.enabled(), change.reason());
     }
 
+    @Operation(summary = "Dead-lettered attempt messages, without consuming them")
+    @APIResponse(responseCode = "200", description = "A page of dead letters and the DLQ depth")
+    @APIResponse(responseCode = "400", description = "invalid-request")
+    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
+    @APIResponse(responseCode = "403", description = "forbidden")
     @GET
     @Path("dlq")
     public DeadLetterPage deadLetters(
@@ -117,6 +144,16 @@ public class AdminResource {
         return new DeadLetterPage(deadLetters.list(offset, limit), depth, offset, limit);
     }
 
+    @Operation(summary = "Move dead letters back to the work queue (confirmed before removal); audited")
+    @APIResponse(responseCode = "200", description = "How many were replayed and skipped")
+    @APIResponse(responseCode = "400", description = "invalid-request")
+    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
+    @APIResponse(responseCode = "403", description = "forbidden")
+    @RequestBody(
+            content =
+                    @Content(
+                            mediaType = "application/json",
+                            examples = @ExampleObject(name = "example", value = "{\"all\":true}")))
     @POST
     @Path("dlq/replay")
     @Consumes(MediaType.APPLICATION_JSON)
@@ -141,6 +178,10 @@ public class AdminResource {
         return result;
     }
 
+    @Operation(summary = "Attempts held because the provider reported no usage")
+    @APIResponse(responseCode = "200", description = "The held attempts")
+    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
+    @APIResponse(responseCode = "403", description = "forbidden")
     @GET
     @Path("quarantine")
     public List<AttemptView> quarantined() {
@@ -149,6 +190,22 @@ public class AdminResource {
                 .toList();
     }
 
+    @Operation(summary = "Record reconciled usage (the attempt then goes to the election) or fail a held attempt")
+    @APIResponse(responseCode = "200", description = "The attempt")
+    @APIResponse(responseCode = "400", description = "invalid-request")
+    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
+    @APIResponse(responseCode = "403", description = "forbidden")
+    @APIResponse(responseCode = "404", description = "not-found")
+    @APIResponse(responseCode = "409", description = "not-quarantined")
+    @RequestBody(
+            content =
+                    @Content(
+                            mediaType = "application/json",
+                            examples =
+                                    @ExampleObject(
+                                            name = "example",
+                                            value =
+                                                    "{\"usage\":{\"promptTokens\":12,\"completionTokens\":40},\"reason\":\"provider invoice line 7\"}")))
     @POST
     @Path("attempts/{id}/resolve")
     @Consumes(MediaType.APPLICATION_JSON)
@@ -185,6 +242,11 @@ public class AdminResource {
                 null);
     }
 
+    @Operation(summary = "Operator and reviewer actions, newest first")
+    @APIResponse(responseCode = "200", description = "Audit records")
+    @APIResponse(responseCode = "400", description = "invalid-request")
+    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
+    @APIResponse(responseCode = "403", description = "forbidden")
     @GET
     @Path("audit")
     public List<AuditLog.Entry> audit(

@@ -35,6 +35,11 @@ import jakarta.ws.rs.core.Response;
 import java.net.URI;
 import java.util.List;
 import java.util.UUID;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
 /** The job endpoints of API.md: intake, reads, attempts, cancel and output. */
 @Path("/jobs")
@@ -83,6 +88,25 @@ public class JobResource {
         this.auditLog = auditLog;
     }
 
+    @Operation(summary = "Create a job, or replay the job this Idempotency-Key made")
+    @APIResponse(responseCode = "201", description = "Created; Location names the job")
+    @APIResponse(responseCode = "200", description = "Replayed: Idempotent-Replayed: true")
+    @APIResponse(
+            responseCode = "400",
+            description = "idempotency-key-missing, idempotency-key-invalid, invalid-request")
+    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
+    @APIResponse(responseCode = "413", description = "payload-too-large")
+    @APIResponse(responseCode = "415", description = "unsupported-media-type")
+    @APIResponse(responseCode = "422", description = "idempotency-key-reused, unknown-provider")
+    @RequestBody(
+            content =
+                    @Content(
+                            mediaType = "application/json",
+                            examples =
+                                    @ExampleObject(
+                                            name = "example",
+                                            value =
+                                                    "{\"input\":{\"prompt\":\"fix the off-by-one\",\"repository\":\"demo\",\"baseRef\":\"main\"},\"provider\":\"fake-a\"}")))
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
     public Response create(@HeaderParam(IDEMPOTENCY_KEY) String idempotencyKey, byte[] body) {
@@ -108,6 +132,10 @@ public class JobResource {
                 .build();
     }
 
+    @Operation(summary = "The caller's jobs, newest first, cursor-paginated")
+    @APIResponse(responseCode = "200", description = "A page of jobs")
+    @APIResponse(responseCode = "400", description = "invalid-request (limit, state or cursor)")
+    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
     @GET
     @Transactional
     public JobPage list(
@@ -123,6 +151,10 @@ public class JobResource {
                 page.jobs().stream().map(job -> views.of(job, caller)).toList(), page.nextCursor());
     }
 
+    @Operation(summary = "One job with its attempts and the actions the caller may take")
+    @APIResponse(responseCode = "200", description = "The job")
+    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
+    @APIResponse(responseCode = "404", description = "job-not-found (also another owner's job)")
     @GET
     @Path("{id}")
     @Transactional
@@ -131,6 +163,26 @@ public class JobResource {
         return views.of(access.visible(caller, jobId(id)), caller);
     }
 
+    @Operation(summary = "Request another attempt; a reviewer may supersede open attempts with a reason")
+    @APIResponse(responseCode = "201", description = "The new attempt")
+    @APIResponse(responseCode = "200", description = "Replayed: Idempotent-Replayed: true")
+    @APIResponse(
+            responseCode = "400",
+            description = "idempotency-key-missing, idempotency-key-invalid, invalid-request")
+    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
+    @APIResponse(responseCode = "403", description = "forbidden (supersede without the reviewer role)")
+    @APIResponse(responseCode = "404", description = "job-not-found")
+    @APIResponse(responseCode = "409", description = "review-required, job-closed, fallback-disabled")
+    @APIResponse(responseCode = "422", description = "idempotency-key-reused, unknown-provider")
+    @RequestBody(
+            content =
+                    @Content(
+                            mediaType = "application/json",
+                            examples =
+                                    @ExampleObject(
+                                            name = "example",
+                                            value =
+                                                    "{\"provider\":\"fake-b\",\"supersede\":{\"reason\":\"provider A timed out at 09:17\"}}")))
     @POST
     @Path("{id}/attempts")
     @Consumes(MediaType.APPLICATION_JSON)
@@ -158,6 +210,11 @@ public class JobResource {
         return Response.created(URI.create("/jobs/" + jobId)).entity(view).build();
     }
 
+    @Operation(summary = "Cancel the job (idempotent)")
+    @APIResponse(responseCode = "200", description = "The cancelled job")
+    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
+    @APIResponse(responseCode = "404", description = "job-not-found")
+    @APIResponse(responseCode = "409", description = "job-closed (a result was already chosen)")
     @POST
     @Path("{id}/cancel")
     public JobView cancel(@PathParam("id") String id) {
@@ -167,6 +224,10 @@ public class JobResource {
     }
 
     /** The job's history in commit order: requests, replays, deliveries, transitions, winner, apply, usage. */
+    @Operation(summary = "The job's history in commit order")
+    @APIResponse(responseCode = "200", description = "Events")
+    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
+    @APIResponse(responseCode = "404", description = "job-not-found")
     @GET
     @Path("{id}/timeline")
     @Transactional
@@ -175,6 +236,11 @@ public class JobResource {
         return auditLog.timeline(access.visible(caller, jobId(id)).id());
     }
 
+    @Operation(summary = "The winning attempt's patch (text/x-diff, ETag = output digest)")
+    @APIResponse(responseCode = "200", description = "The patch")
+    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
+    @APIResponse(responseCode = "404", description = "job-not-found")
+    @APIResponse(responseCode = "409", description = "no-output")
     @GET
     @Path("{id}/output")
     @Produces({"text/x-diff", MediaType.APPLICATION_JSON})

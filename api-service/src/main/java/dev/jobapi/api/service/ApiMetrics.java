@@ -61,20 +61,20 @@ public class ApiMetrics {
     /** Reads the gauges' values now; also called by tests that want fresh values. */
     public void refresh() {
         try {
-            QuarkusTransaction.requiringNew().run(() -> {
-                unknownAttemptsOpen.set(
-                        ((Number) em.createNativeQuery("SELECT count(*) FROM attempt WHERE state = 'unknown'")
-                                        .getSingleResult())
-                                .longValue());
-                outboxLagSeconds.set(((Number) em.createNativeQuery("SELECT coalesce(extract(epoch FROM now() -"
-                                        + " min(created_at)), 0) FROM outbox WHERE sent_at IS NULL")
-                                .getSingleResult())
-                        .longValue());
-            });
+            // One short transaction per gauge: holding one table's lock while asking for the next is
+            // how background readers deadlock with schema changes and bulk deletes.
+            unknownAttemptsOpen.set(scalar("SELECT count(*) FROM attempt WHERE state = 'unknown'"));
+            outboxLagSeconds.set(scalar("SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)"
+                    + " FROM outbox WHERE sent_at IS NULL"));
             dlqDepth.set(deadLetters.depth());
         } catch (RuntimeException e) {
             LOG.debugf("Metrics refresh failed: %s", e);
         }
+    }
+
+    private long scalar(String sql) {
+        return QuarkusTransaction.requiringNew()
+                .call(() -> ((Number) em.createNativeQuery(sql).getSingleResult()).longValue());
     }
 
     public void jobCreated() {

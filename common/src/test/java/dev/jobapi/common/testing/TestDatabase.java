@@ -1,18 +1,44 @@
 package dev.jobapi.common.testing;
 
+import io.quarkus.narayana.jta.QuarkusTransaction;
 import jakarta.persistence.EntityManager;
 
-/** Empties every table between tests, so each test starts from a known database. */
+/**
+ * Empties every table between tests, so each test starts from a known database. Rows are deleted
+ * rather than truncated: TRUNCATE's exclusive table locks, taken one table after another, deadlock
+ * with the services' background readers (relay, metrics, reconciler) that hold a lock on one table
+ * while asking for the next.
+ */
 public final class TestDatabase {
+
+    private static final int TRIES = 5;
 
     private TestDatabase() {}
 
-    /** Must run inside a transaction. */
+    /** Runs in transactions of its own; retries when a background transaction makes it a deadlock victim. */
     public static void reset(EntityManager em) {
-        em.createNativeQuery(
-                        "TRUNCATE job_event, audit_record, outbox, applied_patch, usage_record, generation, attempt, job CASCADE")
-                .executeUpdate();
-        em.createNativeQuery("UPDATE fallback_switch SET enabled = true, reason = 'test reset', set_by = 'test'")
-                .executeUpdate();
+        for (int attempt = 1; ; attempt++) {
+            try {
+                QuarkusTransaction.requiringNew().run(() -> {
+                    for (String table : new String[] {
+                        "job_event", "audit_record", "outbox", "applied_patch", "usage_record", "generation"
+                    }) {
+                        em.createNativeQuery("DELETE FROM " + table).executeUpdate();
+                    }
+                    // Jobs and attempts reference each other; one statement deletes both, and its foreign
+                    // keys are checked once, at its end.
+                    em.createNativeQuery("WITH attempts AS (DELETE FROM attempt) DELETE FROM job")
+                            .executeUpdate();
+                    em.createNativeQuery(
+                                    "UPDATE fallback_switch SET enabled = true, reason = 'test reset', set_by = 'test'")
+                            .executeUpdate();
+                });
+                return;
+            } catch (RuntimeException e) {
+                if (attempt == TRIES) {
+                    throw e;
+                }
+            }
+        }
     }
 }
