@@ -4,6 +4,8 @@ import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 
 /** Every setting of the api-service, with its default and why it has that value. */
 @ConfigMapping(prefix = "jobapi")
@@ -16,6 +18,17 @@ public interface JobApiConfig {
     Providers providers();
 
     Retention retention();
+
+    Budget budget();
+
+    /** Per-owner daily token budgets, from the usage ledger (UTC days). */
+    interface Budget {
+        /** Tokens (prompt + completion, as providers reported them) an owner may spend a day; none = no limit. */
+        Optional<Long> dailyTokens();
+
+        /** Per-owner overrides of {@code daily-tokens}, keyed by the token's subject. */
+        Map<String, Long> owners();
+    }
 
     /** Limits on what a client may send. */
     interface Intake {

@@ -25,6 +25,7 @@ public enum Problem {
     IDEMPOTENCY_KEY_REUSED(
             422, "idempotency-key-reused", "This Idempotency-Key was already used with a different request"),
     UNKNOWN_PROVIDER(422, "unknown-provider", "No such provider"),
+    BUDGET_EXCEEDED(429, "budget-exceeded", "Today's token budget is spent"),
     INTERNAL(500, "internal", "Something went wrong on our side");
 
     private final int status;

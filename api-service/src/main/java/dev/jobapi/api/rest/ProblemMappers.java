@@ -32,7 +32,7 @@ public class ProblemMappers {
             case REVIEW_REQUIRED -> metrics.reviewRequiredRefusal();
             default -> {}
         }
-        return ProblemDetails.response(e.problem(), e.getMessage());
+        return ProblemDetails.response(e.problem(), e.getMessage(), e.extensions());
     }
 
     @ServerExceptionMapper

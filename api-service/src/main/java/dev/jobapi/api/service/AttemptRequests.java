@@ -31,6 +31,7 @@ public class AttemptRequests {
     private final FallbackSwitch fallbackSwitch;
     private final JobEvents events;
     private final AuditTrail audit;
+    private final Budgets budgets;
     private final Clock clock;
 
     AttemptRequests(
@@ -41,6 +42,7 @@ public class AttemptRequests {
             FallbackSwitch fallbackSwitch,
             JobEvents events,
             AuditTrail audit,
+            Budgets budgets,
             Clock clock) {
         this.access = access;
         this.attempts = attempts;
@@ -49,6 +51,7 @@ public class AttemptRequests {
         this.fallbackSwitch = fallbackSwitch;
         this.events = events;
         this.audit = audit;
+        this.budgets = budgets;
         this.clock = clock;
     }
 
@@ -90,6 +93,7 @@ public class AttemptRequests {
                     Problem.FALLBACK_DISABLED,
                     "New attempts are switched off by " + fallback.setBy() + ": " + fallback.reason());
         }
+        budgets.requireRoomFor(job.ownerId());
         String provider = providers.resolve(requestedProvider);
         Instant now = clock.instant();
         List<Attempt> open =

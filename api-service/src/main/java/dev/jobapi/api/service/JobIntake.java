@@ -30,6 +30,7 @@ public class JobIntake {
     private final OutboxWriter outbox;
     private final Providers providers;
     private final JobEvents events;
+    private final Budgets budgets;
     private final Clock clock;
 
     JobIntake(
@@ -39,6 +40,7 @@ public class JobIntake {
             OutboxWriter outbox,
             Providers providers,
             JobEvents events,
+            Budgets budgets,
             Clock clock) {
         this.em = em;
         this.jobs = jobs;
@@ -46,6 +48,7 @@ public class JobIntake {
         this.outbox = outbox;
         this.providers = providers;
         this.events = events;
+        this.budgets = budgets;
         this.clock = clock;
     }
 
@@ -88,6 +91,8 @@ public class JobIntake {
             events.record(existing.id(), null, "job.replayed", "Idempotency-Key " + idempotencyKey);
             return new Replayable<>(existing, false);
         }
+        // Only a new job starts an attempt; a replay above never counts against the budget.
+        budgets.requireRoomFor(caller.subject());
         Attempt first = Attempt.starting(id, provider, null, null, now);
         attempts.persist(first);
         outbox.announce(first);
