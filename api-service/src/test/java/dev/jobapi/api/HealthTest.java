@@ -45,6 +45,8 @@ class HealthTest extends ApiTestSupport {
                 .body(
                         "paths.'/jobs/{id}/attempts'.post.responses.'409'.description",
                         org.hamcrest.Matchers.containsString("review-required"))
+                .body("paths.'/admin/audit'.get.responses.'403'.description", org.hamcrest.Matchers.notNullValue())
+                .body("paths.'/jobs/{id}'.get.responses.'401'.description", org.hamcrest.Matchers.notNullValue())
                 .body(
                         "paths.'/jobs'.post.requestBody.content.'application/json'.examples.example.value.provider",
                         equalTo("fake-a"));

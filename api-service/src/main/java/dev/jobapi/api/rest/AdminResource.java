@@ -33,6 +33,9 @@ import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
 /** The operators' endpoints of API.md: dead letters, the kill switch, quarantine and the audit trail. */
+// Every operation answers these; they are declared once for the class.
+@APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
+@APIResponse(responseCode = "403", description = "forbidden (operators only)")
 @Path("/admin")
 @RolesAllowed(Caller.OPERATOR)
 @Produces(MediaType.APPLICATION_JSON)
@@ -91,8 +94,6 @@ public class AdminResource {
 
     @Operation(summary = "The kill switch for new fallback attempts: position, who set it, when, why")
     @APIResponse(responseCode = "200", description = "The switch")
-    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
-    @APIResponse(responseCode = "403", description = "forbidden (operators only)")
     @GET
     @Path("fallback")
     public FallbackSwitch.State fallback() {
@@ -102,8 +103,6 @@ public class AdminResource {
     @Operation(summary = "Flip the kill switch; disabling deletes nothing and is audited")
     @APIResponse(responseCode = "200", description = "The switch")
     @APIResponse(responseCode = "400", description = "invalid-request (enabled missing, or no reason when disabling)")
-    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
-    @APIResponse(responseCode = "403", description = "forbidden")
     @RequestBody(
             content =
                     @Content(
@@ -129,8 +128,6 @@ public class AdminResource {
     @Operation(summary = "Dead-lettered attempt messages, without consuming them")
     @APIResponse(responseCode = "200", description = "A page of dead letters and the DLQ depth")
     @APIResponse(responseCode = "400", description = "invalid-request")
-    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
-    @APIResponse(responseCode = "403", description = "forbidden")
     @GET
     @Path("dlq")
     public DeadLetterPage deadLetters(
@@ -147,8 +144,6 @@ public class AdminResource {
     @Operation(summary = "Move dead letters back to the work queue (confirmed before removal); audited")
     @APIResponse(responseCode = "200", description = "How many were replayed and skipped")
     @APIResponse(responseCode = "400", description = "invalid-request")
-    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
-    @APIResponse(responseCode = "403", description = "forbidden")
     @RequestBody(
             content =
                     @Content(
@@ -180,8 +175,6 @@ public class AdminResource {
 
     @Operation(summary = "Attempts held because the provider reported no usage")
     @APIResponse(responseCode = "200", description = "The held attempts")
-    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
-    @APIResponse(responseCode = "403", description = "forbidden")
     @GET
     @Path("quarantine")
     public List<AttemptView> quarantined() {
@@ -193,8 +186,6 @@ public class AdminResource {
     @Operation(summary = "Record reconciled usage (the attempt then goes to the election) or fail a held attempt")
     @APIResponse(responseCode = "200", description = "The attempt")
     @APIResponse(responseCode = "400", description = "invalid-request")
-    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
-    @APIResponse(responseCode = "403", description = "forbidden")
     @APIResponse(responseCode = "404", description = "not-found")
     @APIResponse(responseCode = "409", description = "not-quarantined")
     @RequestBody(
@@ -245,8 +236,6 @@ public class AdminResource {
     @Operation(summary = "Operator and reviewer actions, newest first")
     @APIResponse(responseCode = "200", description = "Audit records")
     @APIResponse(responseCode = "400", description = "invalid-request")
-    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
-    @APIResponse(responseCode = "403", description = "forbidden")
     @GET
     @Path("audit")
     public List<AuditLog.Entry> audit(

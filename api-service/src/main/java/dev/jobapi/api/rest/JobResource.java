@@ -42,6 +42,8 @@ import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
 /** The job endpoints of API.md: intake, reads, attempts, cancel and output. */
+// Every operation answers these; they are declared once for the class.
+@APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
 @Path("/jobs")
 @RolesAllowed({Caller.USER, Caller.REVIEWER, Caller.OPERATOR})
 @Produces(MediaType.APPLICATION_JSON)
@@ -94,7 +96,6 @@ public class JobResource {
     @APIResponse(
             responseCode = "400",
             description = "idempotency-key-missing, idempotency-key-invalid, invalid-request")
-    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
     @APIResponse(responseCode = "413", description = "payload-too-large")
     @APIResponse(responseCode = "415", description = "unsupported-media-type")
     @APIResponse(responseCode = "422", description = "idempotency-key-reused, unknown-provider")
@@ -135,7 +136,6 @@ public class JobResource {
     @Operation(summary = "The caller's jobs, newest first, cursor-paginated")
     @APIResponse(responseCode = "200", description = "A page of jobs")
     @APIResponse(responseCode = "400", description = "invalid-request (limit, state or cursor)")
-    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
     @GET
     @Transactional
     public JobPage list(
@@ -153,7 +153,6 @@ public class JobResource {
 
     @Operation(summary = "One job with its attempts and the actions the caller may take")
     @APIResponse(responseCode = "200", description = "The job")
-    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
     @APIResponse(responseCode = "404", description = "job-not-found (also another owner's job)")
     @GET
     @Path("{id}")
@@ -169,7 +168,6 @@ public class JobResource {
     @APIResponse(
             responseCode = "400",
             description = "idempotency-key-missing, idempotency-key-invalid, invalid-request")
-    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
     @APIResponse(responseCode = "403", description = "forbidden (supersede without the reviewer role)")
     @APIResponse(responseCode = "404", description = "job-not-found")
     @APIResponse(responseCode = "409", description = "review-required, job-closed, fallback-disabled")
@@ -212,7 +210,6 @@ public class JobResource {
 
     @Operation(summary = "Cancel the job (idempotent)")
     @APIResponse(responseCode = "200", description = "The cancelled job")
-    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
     @APIResponse(responseCode = "404", description = "job-not-found")
     @APIResponse(responseCode = "409", description = "job-closed (a result was already chosen)")
     @POST
@@ -226,7 +223,6 @@ public class JobResource {
     /** The job's history in commit order: requests, replays, deliveries, transitions, winner, apply, usage. */
     @Operation(summary = "The job's history in commit order")
     @APIResponse(responseCode = "200", description = "Events")
-    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
     @APIResponse(responseCode = "404", description = "job-not-found")
     @GET
     @Path("{id}/timeline")
@@ -238,7 +234,6 @@ public class JobResource {
 
     @Operation(summary = "The winning attempt's patch (text/x-diff, ETag = output digest)")
     @APIResponse(responseCode = "200", description = "The patch")
-    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
     @APIResponse(responseCode = "404", description = "job-not-found")
     @APIResponse(responseCode = "409", description = "no-output")
     @GET
