@@ -168,8 +168,29 @@ class AuthorizationMatrixTest extends ApiTestSupport {
                     403,
                     403,
                     409),
+            new Endpoint("GET /admin/audit", (r, ids) -> r.get("/admin/audit"), 401, 401, 401, 401, 403, 403, 403, 200),
             new Endpoint(
-                    "GET /admin/audit", (r, ids) -> r.get("/admin/audit"), 401, 401, 401, 401, 403, 403, 403, 200));
+                    "GET /admin/providers",
+                    (r, ids) -> r.get("/admin/providers"),
+                    401,
+                    401,
+                    401,
+                    401,
+                    403,
+                    403,
+                    403,
+                    200),
+            new Endpoint(
+                    "POST /admin/providers/{name}/acceptance",
+                    (r, ids) -> r.post("/admin/providers/fake-b/acceptance"),
+                    401,
+                    401,
+                    401,
+                    401,
+                    403,
+                    403,
+                    403,
+                    202));
 
     static Stream<Arguments> cells() {
         List<Arguments> cells = new ArrayList<>();

@@ -46,7 +46,7 @@ class OutboxRelayTest extends ApiTestSupport {
         Caller alice = new Caller("alice", Set.of("user"));
         try {
             QuarkusTransaction.requiringNew().run(() -> {
-                intake.submit(alice, "k-rolled-back", "{}", "fake-a", "sha256:x");
+                intake.submit(alice, "k-rolled-back", "{}", "fake-a", List.of(), "sha256:x");
                 throw new IllegalStateException("the request failed after intake");
             });
         } catch (IllegalStateException expected) {

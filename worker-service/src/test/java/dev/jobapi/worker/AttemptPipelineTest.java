@@ -3,9 +3,12 @@ package dev.jobapi.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.jobapi.common.callback.ProviderCallback;
+import dev.jobapi.common.callback.ProviderCallbacks;
 import dev.jobapi.common.job.JobRepository;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.message.DeadLetterQueue;
+import dev.jobapi.fakeprovider.DemoRepository;
 import dev.jobapi.fakeprovider.ReceivedRequest;
 import dev.jobapi.fakeprovider.Script;
 import dev.jobapi.fakeprovider.Step;
@@ -14,6 +17,7 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -27,6 +31,9 @@ import org.junit.jupiter.api.Test;
 class AttemptPipelineTest extends WorkerTestSupport {
 
     private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+    @Inject
+    ProviderCallbacks callbacks;
 
     @Inject
     CrashPoints crashPoints;
@@ -319,6 +326,40 @@ class AttemptPipelineTest extends WorkerTestSupport {
         assertThat(count("SELECT count(*) FROM job_event WHERE kind = 'attempt.reconciled'"))
                 .isEqualTo(1);
         assertThat(requestsMatching("answer lost")).hasSize(1);
+    }
+
+    @Test
+    void unknownAttemptIsReconciledFromASignedCallbackTheApiStored() throws Exception {
+        // The provider keeps the request past our timeout and has nothing to look up yet.
+        fake().addScript(Script.of("calls back", Step.delayed(30_000)));
+        UUID job = aJob("calls back");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE).until(() -> "unknown".equals(attemptState(attempt)));
+
+        // What POST /callbacks/fake-a does once the signature verified: inbox row, then the outbox message.
+        QuarkusTransaction.requiringNew()
+                .run(() -> callbacks.store(
+                        new ProviderCallback(
+                                attempt,
+                                "fake-a",
+                                "callback-remote-1",
+                                DemoRepository.defaultPatch().getBytes(StandardCharsets.UTF_8),
+                                7,
+                                11,
+                                Instant.now()),
+                        Instant.now()));
+        publish(attempt, job);
+
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(attemptState(attempt)).isEqualTo("succeeded");
+        assertThat(text("SELECT remote_id FROM attempt WHERE id = '" + attempt + "'"))
+                .isEqualTo("callback-remote-1");
+        assertThat(text("SELECT prompt_tokens || '+' || completion_tokens || ' ' || source FROM usage_record"
+                        + " WHERE attempt_id = '" + attempt + "'"))
+                .isEqualTo("7+11 provider_reported");
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+        assertThat(requestsMatching("calls back")).hasSize(1);
     }
 
     @Test

@@ -12,6 +12,7 @@ import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
@@ -54,6 +55,22 @@ public abstract class WorkerTestSupport {
                 + " created_at, updated_at) VALUES ('" + id + "', 'alice', 'key-" + id + "', 'sha256:test', '"
                 + input + "', 'fake-a', 'accepted', 0, now(), now())");
         return id;
+    }
+
+    /** A job at fake-a whose fallback list names {@code fallback}, in order. */
+    protected UUID aJobWithFallback(String prompt, String... fallback) {
+        UUID id = aJob(prompt);
+        execute("UPDATE job SET fallback_providers = '{" + String.join(",", fallback) + "}' WHERE id = '" + id + "'");
+        return id;
+    }
+
+    /** An acceptance run of the provider that finished {@code ago} in {@code state}, as a worker records it. */
+    protected void anAcceptanceRun(String provider, String state, Duration ago) {
+        Instant finished = Instant.now().minus(ago);
+        execute("INSERT INTO provider_acceptance (id, provider, state, requested_by, requested_at, started_at,"
+                + " finished_at, tasks_total, tasks_done, tasks_passed) VALUES ('" + UUID.randomUUID() + "', '"
+                + provider + "', '" + state + "', 'otto', '" + finished + "', '" + finished + "', '" + finished
+                + "', 3, 3, " + ("passed".equals(state) ? 3 : 1) + ")");
     }
 
     /** A starting attempt of the job at the provider. */

@@ -21,6 +21,25 @@ public interface JobApiConfig {
 
     Budget budget();
 
+    Callbacks callbacks();
+
+    /** Signed provider callbacks (POST /callbacks/{provider}). */
+    interface Callbacks {
+        /**
+         * Each provider's HMAC secret, {@code jobapi.callbacks.secret.<provider>}; in production point
+         * it at the environment ({@code =${FAKE_A_CALLBACK_SECRET}}). A provider without one has no
+         * callback endpoint.
+         */
+        Map<String, String> secret();
+
+        /**
+         * A signature older or newer than this is refused, so a captured callback cannot be replayed
+         * later; five minutes absorbs clock skew and the provider's own retries.
+         */
+        @WithDefault("5m")
+        Duration window();
+    }
+
     /** Per-owner daily token budgets, from the usage ledger (UTC days). */
     interface Budget {
         /** Tokens (prompt + completion, as providers reported them) an owner may spend a day; none = no limit. */

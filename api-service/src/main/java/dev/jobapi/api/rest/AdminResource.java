@@ -9,6 +9,7 @@ import dev.jobapi.api.service.Quarantine;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.audit.AuditTrail;
+import dev.jobapi.common.fallback.KillSwitch;
 import dev.jobapi.common.job.JobRepository;
 import dev.jobapi.common.message.DeadLetterQueue;
 import io.quarkus.narayana.jta.QuarkusTransaction;
@@ -96,7 +97,7 @@ public class AdminResource {
     @APIResponse(responseCode = "200", description = "The switch")
     @GET
     @Path("fallback")
-    public FallbackSwitch.State fallback() {
+    public KillSwitch.State fallback() {
         return fallbackSwitch.state();
     }
 
@@ -114,7 +115,7 @@ public class AdminResource {
     @PUT
     @Path("fallback")
     @Consumes(MediaType.APPLICATION_JSON)
-    public FallbackSwitch.State setFallback(byte[] body) {
+    public KillSwitch.State setFallback(byte[] body) {
         FallbackChange change = bodies.bind(bodies.tree(body), FallbackChange.class);
         if (change.enabled() == null) {
             throw new ProblemException(Problem.INVALID_REQUEST, "'enabled' (true or false) is required.");

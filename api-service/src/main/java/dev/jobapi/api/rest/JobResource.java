@@ -107,7 +107,7 @@ public class JobResource {
                                     @ExampleObject(
                                             name = "example",
                                             value =
-                                                    "{\"input\":{\"prompt\":\"fix the off-by-one\",\"repository\":\"demo\",\"baseRef\":\"main\"},\"provider\":\"fake-a\"}")))
+                                                    "{\"input\":{\"prompt\":\"fix the off-by-one\",\"repository\":\"demo\",\"baseRef\":\"main\"},\"provider\":\"fake-a\",\"fallback\":[\"fake-b\"]}")))
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
     public Response create(@HeaderParam(IDEMPOTENCY_KEY) String idempotencyKey, byte[] body) {
@@ -119,7 +119,12 @@ public class JobResource {
             throw new ProblemException(Problem.INVALID_REQUEST, "'input' is required and must be a JSON object.");
         }
         Replayable<Job> job = intake.submit(
-                caller, key, CanonicalJson.write(request.input()), request.provider(), CanonicalJson.digest(tree));
+                caller,
+                key,
+                CanonicalJson.write(request.input()),
+                request.provider(),
+                request.fallback() == null ? List.of() : request.fallback(),
+                CanonicalJson.digest(tree));
         if (!job.created()) {
             metrics.jobReplayed();
             return Response.ok(views.of(job.value(), caller))

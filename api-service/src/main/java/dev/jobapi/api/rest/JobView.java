@@ -8,7 +8,8 @@ import java.util.UUID;
 
 /**
  * The Job representation of API.md. {@code actions} is what the caller may do now, computed by the
- * server, so a client draws its buttons from it and keeps no state of its own.
+ * server, so a client draws its buttons from it and keeps no state of its own. {@code fallback} lists
+ * the providers automatic fallback may move to, in order.
  */
 public record JobView(
         UUID id,
@@ -17,6 +18,7 @@ public record JobView(
         String inputDigest,
         JsonNode input,
         String provider,
+        List<String> fallback,
         UUID winningAttemptId,
         long version,
         String reviewReason,

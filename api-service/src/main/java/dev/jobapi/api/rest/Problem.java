@@ -10,9 +10,12 @@ public enum Problem {
             400, "idempotency-key-invalid", "The Idempotency-Key header must be 1-255 printable ASCII characters"),
     INVALID_REQUEST(400, "invalid-request", "The request body is not valid"),
     UNAUTHENTICATED(401, "unauthenticated", "A valid bearer token is required"),
+    SIGNATURE_INVALID(401, "signature-invalid", "The callback's Jobapi-Signature is missing or does not verify"),
+    SIGNATURE_EXPIRED(401, "signature-expired", "The callback was signed outside the accepted time window"),
     FORBIDDEN(403, "forbidden", "Your role does not allow this"),
     JOB_NOT_FOUND(404, "job-not-found", "No such job"),
     NOT_FOUND(404, "not-found", "No such resource"),
+    ATTEMPT_NOT_FOUND(404, "attempt-not-found", "No such attempt of this provider"),
     METHOD_NOT_ALLOWED(405, "method-not-allowed", "This method is not allowed on this resource"),
     NOT_ACCEPTABLE(406, "not-acceptable", "The requested representation is not available"),
     REVIEW_REQUIRED(409, "review-required", "An earlier attempt may still produce a result; a reviewer must decide"),
@@ -25,6 +28,7 @@ public enum Problem {
     IDEMPOTENCY_KEY_REUSED(
             422, "idempotency-key-reused", "This Idempotency-Key was already used with a different request"),
     UNKNOWN_PROVIDER(422, "unknown-provider", "No such provider"),
+    CALLBACK_UNSUPPORTED(422, "callback-unsupported", "This callback cannot be used"),
     BUDGET_EXCEEDED(429, "budget-exceeded", "Today's token budget is spent"),
     INTERNAL(500, "internal", "Something went wrong on our side");
 

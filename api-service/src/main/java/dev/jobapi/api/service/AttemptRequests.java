@@ -1,14 +1,15 @@
 package dev.jobapi.api.service;
 
-import dev.jobapi.api.outbox.OutboxWriter;
 import dev.jobapi.api.rest.Problem;
 import dev.jobapi.api.rest.ProblemException;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.audit.AuditTrail;
+import dev.jobapi.common.fallback.KillSwitch;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEvents;
+import dev.jobapi.common.message.OutboxWriter;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 import java.time.Clock;
@@ -87,7 +88,7 @@ public class AttemptRequests {
                     Problem.JOB_CLOSED,
                     "Job " + jobId + " is " + job.state().wireName() + "; it takes no new attempts.");
         }
-        FallbackSwitch.State fallback = fallbackSwitch.state();
+        KillSwitch.State fallback = fallbackSwitch.state();
         if (!fallback.enabled()) {
             throw new ProblemException(
                     Problem.FALLBACK_DISABLED,

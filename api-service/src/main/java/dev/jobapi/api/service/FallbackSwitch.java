@@ -2,42 +2,37 @@ package dev.jobapi.api.service;
 
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.audit.AuditTrail;
+import dev.jobapi.common.fallback.KillSwitch;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.time.Clock;
-import java.time.Instant;
 
 /**
- * The kill switch for new fallback attempts (DESIGN.md rule 11). Turning it off refuses new
- * attempts on existing jobs; it deletes nothing, and every flip is audited.
+ * Flips the kill switch for new fallback attempts (DESIGN.md rule 11). Turning it off refuses new
+ * attempts on existing jobs, manual and automatic; it deletes nothing, and every flip is audited.
  */
 @ApplicationScoped
 public class FallbackSwitch {
 
-    /** The switch's current position and who set it, when and why. */
-    public record State(boolean enabled, String reason, String setBy, Instant setAt) {}
-
     private final EntityManager em;
+    private final KillSwitch killSwitch;
     private final AuditTrail audit;
     private final Clock clock;
 
-    FallbackSwitch(EntityManager em, AuditTrail audit, Clock clock) {
+    FallbackSwitch(EntityManager em, KillSwitch killSwitch, AuditTrail audit, Clock clock) {
         this.em = em;
+        this.killSwitch = killSwitch;
         this.audit = audit;
         this.clock = clock;
     }
 
-    @Transactional
-    public State state() {
-        Object[] row = (Object[])
-                em.createNativeQuery("SELECT enabled, reason, set_by, set_at FROM fallback_switch WHERE singleton")
-                        .getSingleResult();
-        return new State((Boolean) row[0], (String) row[1], (String) row[2], (Instant) row[3]);
+    public KillSwitch.State state() {
+        return killSwitch.state();
     }
 
     @Transactional
-    public State set(Caller operator, boolean enabled, String reason) {
+    public KillSwitch.State set(Caller operator, boolean enabled, String reason) {
         em.createNativeQuery("UPDATE fallback_switch SET enabled = ?1, reason = ?2, set_by = ?3, set_at = ?4")
                 .setParameter(1, enabled)
                 .setParameter(2, reason)

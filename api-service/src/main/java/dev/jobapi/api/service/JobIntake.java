@@ -1,6 +1,5 @@
 package dev.jobapi.api.service;
 
-import dev.jobapi.api.outbox.OutboxWriter;
 import dev.jobapi.api.rest.Problem;
 import dev.jobapi.api.rest.ProblemException;
 import dev.jobapi.api.security.Caller;
@@ -9,6 +8,7 @@ import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.job.JobRepository;
+import dev.jobapi.common.message.OutboxWriter;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
@@ -57,19 +57,26 @@ public class JobIntake {
      * key already made.
      *
      * @param canonicalInput the canonical JSON of the client's {@code input} object
+     * @param fallback providers automatic fallback may move to, in order; each one must be known
      * @param bodyDigest the digest of the whole canonical request body
      */
     @Transactional
     public Replayable<Job> submit(
-            Caller caller, String idempotencyKey, String canonicalInput, String requestedProvider, String bodyDigest) {
+            Caller caller,
+            String idempotencyKey,
+            String canonicalInput,
+            String requestedProvider,
+            List<String> fallback,
+            String bodyDigest) {
         String provider = providers.resolve(requestedProvider);
+        String fallbackList = providers.fallbackList(provider, fallback);
         Instant now = clock.instant();
         UUID id = UUID.randomUUID();
         // A concurrent insert of the same key waits here for the first one to commit, then gets no row.
         List<?> inserted = em.createNativeQuery(
-                        "INSERT INTO job (id, owner_id, idempotency_key, input_digest, input, provider, state,"
-                                + " version, created_at, updated_at)"
-                                + " VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'accepted', 0, ?7, ?7)"
+                        "INSERT INTO job (id, owner_id, idempotency_key, input_digest, input, provider,"
+                                + " fallback_providers, state, version, created_at, updated_at)"
+                                + " VALUES (?1, ?2, ?3, ?4, ?5, ?6, string_to_array(?8, ','), 'accepted', 0, ?7, ?7)"
                                 + " ON CONFLICT (owner_id, idempotency_key) DO NOTHING RETURNING id")
                 .setParameter(1, id)
                 .setParameter(2, caller.subject())
@@ -78,6 +85,7 @@ public class JobIntake {
                 .setParameter(5, canonicalInput)
                 .setParameter(6, provider)
                 .setParameter(7, now)
+                .setParameter(8, fallbackList)
                 .getResultList();
         if (inserted.isEmpty()) {
             // Zero rows: this owner used this key before. Same canonical body: the same job. Else refuse.

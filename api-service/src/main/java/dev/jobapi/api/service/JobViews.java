@@ -49,6 +49,7 @@ public class JobViews {
                     job.inputDigest(),
                     mapper.readTree(job.input()),
                     job.provider(),
+                    job.fallbackProviders(),
                     job.winningAttemptId(),
                     job.version(),
                     job.reviewReason(),

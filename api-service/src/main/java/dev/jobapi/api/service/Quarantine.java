@@ -1,6 +1,5 @@
 package dev.jobapi.api.service;
 
-import dev.jobapi.api.outbox.OutboxWriter;
 import dev.jobapi.api.rest.Problem;
 import dev.jobapi.api.rest.ProblemException;
 import dev.jobapi.api.security.Caller;
@@ -11,6 +10,7 @@ import dev.jobapi.common.audit.AuditTrail;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.job.JobRepository;
+import dev.jobapi.common.message.OutboxWriter;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;

@@ -8,6 +8,7 @@ import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 import jakarta.persistence.Version;
 import java.time.Instant;
+import java.util.List;
 import java.util.UUID;
 
 /**
@@ -36,6 +37,10 @@ public class Job {
 
     @Column(name = "provider", nullable = false, updatable = false)
     private String provider;
+
+    /** Where automatic fallback may move, in order, after a definitive failure (DESIGN.md rule 12). */
+    @Column(name = "fallback_providers", nullable = false, updatable = false)
+    private String[] fallbackProviders;
 
     @Convert(converter = JobStateConverter.class)
     @Column(name = "state", nullable = false)
@@ -121,6 +126,10 @@ public class Job {
 
     public String provider() {
         return provider;
+    }
+
+    public List<String> fallbackProviders() {
+        return List.of(fallbackProviders);
     }
 
     public JobState state() {

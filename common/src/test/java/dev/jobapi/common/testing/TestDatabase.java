@@ -21,7 +21,14 @@ public final class TestDatabase {
             try {
                 QuarkusTransaction.requiringNew().run(() -> {
                     for (String table : new String[] {
-                        "job_event", "audit_record", "outbox", "applied_patch", "usage_record", "generation"
+                        "job_event",
+                        "audit_record",
+                        "outbox",
+                        "applied_patch",
+                        "usage_record",
+                        "generation",
+                        "provider_callback",
+                        "provider_acceptance"
                     }) {
                         em.createNativeQuery("DELETE FROM " + table).executeUpdate();
                     }

@@ -2,6 +2,7 @@ package dev.jobapi.worker.config;
 
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -43,6 +44,11 @@ public interface WorkerConfig {
     interface Worker {
         /** Names this process in attempt leases; defaults to host and pid. */
         Optional<String> id();
+
+        /** The configured id, or pid@host. */
+        default String idOrPid() {
+            return id().orElse(ManagementFactory.getRuntimeMXBean().getName());
+        }
 
         /**
          * How long a claim keeps other workers off an attempt. It must outlast the longest provider

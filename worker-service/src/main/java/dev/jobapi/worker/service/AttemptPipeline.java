@@ -9,6 +9,7 @@ import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.attempt.Generation;
 import dev.jobapi.common.attempt.UsageSource;
+import dev.jobapi.common.callback.ProviderCallbacks;
 import dev.jobapi.common.digest.Sha256;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEvents;
@@ -18,6 +19,7 @@ import dev.jobapi.common.message.AttemptMessage;
 import dev.jobapi.worker.apply.Applier;
 import dev.jobapi.worker.apply.ApplyTarget;
 import dev.jobapi.worker.config.WorkerConfig;
+import dev.jobapi.worker.fallback.AutomaticFallback;
 import dev.jobapi.worker.provider.ModelProvider;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import dev.jobapi.worker.provider.ProviderRequest;
@@ -28,6 +30,7 @@ import jakarta.persistence.EntityManager;
 import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.UUID;
 import org.jboss.logging.Logger;
 
@@ -55,7 +58,8 @@ public class AttemptPipeline {
         PARK,
         CALL,
         ELECT,
-        APPLY
+        APPLY,
+        RECONCILE
     }
 
     private final EntityManager em;
@@ -69,6 +73,8 @@ public class AttemptPipeline {
     private final WorkerConfig config;
     private final ObjectMapper mapper;
     private final JobEvents events;
+    private final ProviderCallbacks callbacks;
+    private final AutomaticFallback fallback;
     private final WorkerMetrics metrics;
     private final Clock clock;
     private final String workerId;
@@ -85,6 +91,8 @@ public class AttemptPipeline {
             WorkerConfig config,
             ObjectMapper mapper,
             JobEvents events,
+            ProviderCallbacks callbacks,
+            AutomaticFallback fallback,
             WorkerMetrics metrics,
             Clock clock) {
         this.em = em;
@@ -98,6 +106,8 @@ public class AttemptPipeline {
         this.config = config;
         this.mapper = mapper;
         this.events = events;
+        this.callbacks = callbacks;
+        this.fallback = fallback;
         this.metrics = metrics;
         this.clock = clock;
         this.workerId =
@@ -117,6 +127,9 @@ public class AttemptPipeline {
                 return Disposition.DONE;
             case PARK:
                 return Disposition.PARK;
+            case RECONCILE:
+                reconcile(attemptId);
+                return Disposition.DONE;
             case CALL:
                 ProviderRequest request = QuarkusTransaction.requiringNew().call(() -> providerRequest(attemptId));
                 // The one provider call of this attempt; nothing below ever calls it again.
@@ -166,7 +179,11 @@ public class AttemptPipeline {
                         && attempts.usage(attemptId)
                                 .filter(u -> u.source() == UsageSource.PROVIDER_REPORTED)
                                 .isPresent();
-                return resolved ? Next.ELECT : Next.NOTHING;
+                if (resolved) {
+                    return Next.ELECT;
+                }
+                // A provider's signed callback arrived: reconcile from it now rather than at the next round.
+                return callbacks.find(attemptId).isPresent() ? Next.RECONCILE : Next.NOTHING;
             case FAILED, SUPERSEDED:
                 LOG.debugf("Attempt %s is %s; duplicate or late message", attemptId, attempt.state());
                 return Next.NOTHING;
@@ -219,7 +236,7 @@ public class AttemptPipeline {
         if (candidate == null) {
             return false;
         }
-        var found = provider.lookup(attemptId, candidate.remoteId());
+        var found = fromCallback(attemptId).or(() -> provider.lookup(attemptId, candidate.remoteId()));
         if (found.isEmpty()) {
             return false;
         }
@@ -228,6 +245,18 @@ public class AttemptPipeline {
             apply(attemptId);
         }
         return true;
+    }
+
+    /** A verified callback the provider pushed for this attempt, read like a lookup's answer. */
+    private Optional<ProviderOutcome.Completed> fromCallback(UUID attemptId) {
+        return QuarkusTransaction.requiringNew()
+                .call(() -> callbacks.find(attemptId))
+                .map(callback -> new ProviderOutcome.Completed(
+                        callback.remoteId(),
+                        callback.output(),
+                        callback.promptTokens() == null
+                                ? null
+                                : new ProviderOutcome.Usage(callback.promptTokens(), callback.completionTokens())));
     }
 
     private boolean recordReconciled(UUID attemptId, ProviderOutcome.Completed completed) {
@@ -322,6 +351,7 @@ public class AttemptPipeline {
             attempt.fail(failed.reason(), now);
             metrics.attemptOutcome(attempt.provider(), "failed");
             events.record(job.id(), attemptId, "attempt.failed", failed.reason());
+            fallback.afterFailure(job, attempt, now);
         }
         return false;
     }

@@ -1,4 +1,4 @@
-package dev.jobapi.api.outbox;
+package dev.jobapi.common.message;
 
 import dev.jobapi.common.attempt.Attempt;
 import jakarta.enterprise.context.ApplicationScoped;

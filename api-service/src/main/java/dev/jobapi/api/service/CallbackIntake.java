@@ -1,0 +1,65 @@
+package dev.jobapi.api.service;
+
+import dev.jobapi.api.rest.Problem;
+import dev.jobapi.api.rest.ProblemException;
+import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.attempt.AttemptRepository;
+import dev.jobapi.common.callback.ProviderCallback;
+import dev.jobapi.common.callback.ProviderCallbacks;
+import dev.jobapi.common.job.JobEvents;
+import dev.jobapi.common.message.OutboxWriter;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.transaction.Transactional;
+import java.time.Clock;
+
+/**
+ * Takes in a verified provider callback (DESIGN.md rule 5): stores it in the inbox and announces
+ * its attempt through the outbox, so a worker reconciles the attempt from it at once, by the same
+ * path as a lookup at the provider. Nothing is decided here.
+ */
+@ApplicationScoped
+public class CallbackIntake {
+
+    private final AttemptRepository attempts;
+    private final ProviderCallbacks callbacks;
+    private final OutboxWriter outbox;
+    private final JobEvents events;
+    private final Clock clock;
+
+    CallbackIntake(
+            AttemptRepository attempts,
+            ProviderCallbacks callbacks,
+            OutboxWriter outbox,
+            JobEvents events,
+            Clock clock) {
+        this.attempts = attempts;
+        this.callbacks = callbacks;
+        this.outbox = outbox;
+        this.events = events;
+        this.clock = clock;
+    }
+
+    /**
+     * @return true when stored; false when this attempt's callback was stored before (a provider
+     *     retry), which changes nothing
+     */
+    @Transactional
+    public boolean accept(ProviderCallback callback) {
+        Attempt attempt = attempts.findByIdOptional(callback.attemptId())
+                .filter(a -> a.provider().equals(callback.provider()))
+                .orElseThrow(() -> new ProblemException(
+                        Problem.ATTEMPT_NOT_FOUND,
+                        "Provider '" + callback.provider() + "' has no attempt " + callback.attemptId() + "."));
+        if (!callbacks.store(callback, clock.instant())) {
+            return false;
+        }
+        outbox.announce(attempt);
+        events.record(
+                attempt.jobId(),
+                attempt.id(),
+                "callback.received",
+                "signed " + callback.signedAt() + ", remote id " + callback.remoteId()
+                        + (callback.promptTokens() == null ? ", no usage reported" : ""));
+        return true;
+    }
+}

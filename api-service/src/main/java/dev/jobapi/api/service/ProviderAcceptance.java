@@ -1,0 +1,143 @@
+package dev.jobapi.api.service;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jobapi.api.rest.Problem;
+import dev.jobapi.api.rest.ProblemException;
+import dev.jobapi.api.security.Caller;
+import dev.jobapi.common.acceptance.AcceptanceConfig;
+import dev.jobapi.common.acceptance.AcceptanceRun;
+import dev.jobapi.common.acceptance.ProviderAcceptances;
+import dev.jobapi.common.audit.AuditTrail;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.transaction.Transactional;
+import java.io.UncheckedIOException;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Operators' view of how providers earn automatic fallback (DESIGN.md rule 12): request an
+ * acceptance run (a worker runs it), follow its progress, see who may be picked automatically now.
+ */
+@ApplicationScoped
+public class ProviderAcceptance {
+
+    /** A run as operators see it; {@code results} holds one entry per finished task. */
+    public record RunView(
+            UUID id,
+            String provider,
+            String state,
+            String requestedBy,
+            Instant requestedAt,
+            Instant startedAt,
+            Instant finishedAt,
+            int tasksTotal,
+            int tasksDone,
+            int tasksPassed,
+            JsonNode results) {}
+
+    /**
+     * One provider: whether automatic fallback may move to it now and, when not, why; and its newest
+     * run (which may still be going).
+     */
+    public record ProviderStatus(String name, boolean automaticFallback, String refusal, RunView latestRun) {}
+
+    private final Providers providers;
+    private final ProviderAcceptances acceptances;
+    private final AcceptanceConfig config;
+    private final AuditTrail audit;
+    private final ObjectMapper mapper;
+    private final Clock clock;
+
+    ProviderAcceptance(
+            Providers providers,
+            ProviderAcceptances acceptances,
+            AcceptanceConfig config,
+            AuditTrail audit,
+            ObjectMapper mapper,
+            Clock clock) {
+        this.providers = providers;
+        this.acceptances = acceptances;
+        this.config = config;
+        this.audit = audit;
+        this.mapper = mapper;
+        this.clock = clock;
+    }
+
+    @Transactional
+    public List<ProviderStatus> statuses() {
+        Instant now = clock.instant();
+        return providers.names().stream()
+                .map(name -> {
+                    var refusal = acceptances.refusal(name, config.freshness(), now);
+                    return new ProviderStatus(
+                            name,
+                            refusal.isEmpty(),
+                            refusal.orElse(null),
+                            acceptances.latest(name).map(this::view).orElse(null));
+                })
+                .toList();
+    }
+
+    /**
+     * Asks for a run of the provider's acceptance fixtures; a run already waiting or going is
+     * returned instead of a second one.
+     *
+     * @return the run, and whether this call requested it
+     */
+    @Transactional
+    public Replayable<RunView> request(Caller operator, String provider) {
+        requireKnown(provider);
+        ProviderAcceptances.Requested requested = acceptances.request(provider, operator.subject(), clock.instant());
+        if (requested.created()) {
+            audit.record(
+                    operator.subject(),
+                    "provider.acceptance.requested",
+                    null,
+                    null,
+                    null,
+                    "provider " + provider + ", run " + requested.run().id());
+        }
+        return new Replayable<>(view(requested.run()), requested.created());
+    }
+
+    @Transactional
+    public RunView run(String provider, UUID runId) {
+        requireKnown(provider);
+        return acceptances
+                .find(runId)
+                .filter(run -> run.provider().equals(provider))
+                .map(this::view)
+                .orElseThrow(() -> new ProblemException(
+                        Problem.NOT_FOUND, "Provider " + provider + " has no acceptance run " + runId + "."));
+    }
+
+    private void requireKnown(String provider) {
+        if (!providers.names().contains(provider)) {
+            throw new ProblemException(
+                    Problem.NOT_FOUND, "Provider '" + provider + "' is not configured; known: " + providers.names());
+        }
+    }
+
+    private RunView view(AcceptanceRun run) {
+        try {
+            return new RunView(
+                    run.id(),
+                    run.provider(),
+                    run.state(),
+                    run.requestedBy(),
+                    run.requestedAt(),
+                    run.startedAt(),
+                    run.finishedAt(),
+                    run.tasksTotal(),
+                    run.tasksDone(),
+                    run.tasksPassed(),
+                    mapper.readTree(run.results()));
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException("Stored results of acceptance run " + run.id() + " are not JSON", e);
+        }
+    }
+}

@@ -1,0 +1,93 @@
+package dev.jobapi.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.contains;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.nullValue;
+import static org.hamcrest.Matchers.startsWith;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.path.json.JsonPath;
+import org.junit.jupiter.api.Test;
+
+/** DESIGN.md rule 12 as operators and clients see it: acceptance runs, eligibility, a job's fallback list. */
+@QuarkusTest
+class ProviderAdminTest extends ApiTestSupport {
+
+    private final String otto = Tokens.of("otto", "operator");
+
+    @Test
+    void operatorRequestsOneAcceptanceRunAtATimeAndFollowsIt() {
+        String location = as(otto).post("/admin/providers/fake-b/acceptance")
+                .then()
+                .statusCode(202)
+                .body("state", equalTo("requested"))
+                .body("requestedBy", equalTo("otto"))
+                .extract()
+                .header("Location");
+        // Asked again while it waits: the same run, not a second one.
+        String again = as(otto).post("/admin/providers/fake-b/acceptance")
+                .then()
+                .statusCode(200)
+                .extract()
+                .header("Location");
+        assertThat(again).isEqualTo(location);
+        assertThat(count("SELECT count(*) FROM provider_acceptance")).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM audit_record WHERE action = 'provider.acceptance.requested'"))
+                .isEqualTo(1);
+
+        as(otto).get(location).then().statusCode(200).body("provider", equalTo("fake-b"));
+        as(otto).post("/admin/providers/nope/acceptance").then().statusCode(404).body("code", equalTo("not-found"));
+        as(otto).get(location.replace("fake-b", "fake-a")).then().statusCode(404);
+    }
+
+    @Test
+    void providersShowWhetherAutomaticFallbackMayPickThemAndWhyNot() {
+        execute("INSERT INTO provider_acceptance (id, provider, state, requested_by, requested_at, finished_at,"
+                + " tasks_total, tasks_done, tasks_passed) VALUES"
+                + " (gen_random_uuid(), 'fake-a', 'passed', 'otto', now(), now() - interval '8 days', 3, 3, 3),"
+                + " (gen_random_uuid(), 'fake-b', 'passed', 'otto', now(), now() - interval '1 hour', 3, 3, 3)");
+
+        JsonPath providers = as(otto).get("/admin/providers")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
+
+        assertThat(providers.getList("name")).containsExactly("fake-a", "fake-b");
+        assertThat(providers.getBoolean("[0].automaticFallback")).isFalse();
+        assertThat(providers.getString("[0].refusal")).contains("longer ago than PT168H");
+        assertThat(providers.getBoolean("[1].automaticFallback")).isTrue();
+        assertThat(providers.getString("[1].refusal")).isNull();
+        assertThat(providers.getString("[1].latestRun.state")).isEqualTo("passed");
+    }
+
+    @Test
+    void jobCarriesItsFallbackListWhichMustNameKnownOtherProviders() {
+        String body = "{\"input\":{\"prompt\":\"p\"},\"provider\":\"fake-a\",\"fallback\":[\"fake-b\"]}";
+        createJob(Tokens.user("alice"), "k-fb", body).then().statusCode(201).body("fallback", contains("fake-b"));
+        createJob(Tokens.user("alice"), "k-plain", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .body("fallback", org.hamcrest.Matchers.empty());
+
+        createJob(Tokens.user("alice"), "k-unknown", body.replace("[\"fake-b\"]", "[\"fake-z\"]"))
+                .then()
+                .statusCode(422)
+                .body("code", equalTo("unknown-provider"));
+        createJob(Tokens.user("alice"), "k-self", body.replace("[\"fake-b\"]", "[\"fake-a\"]"))
+                .then()
+                .statusCode(400)
+                .body("detail", startsWith("'fallback' must name each provider once"));
+        createJob(Tokens.user("alice"), "k-null", body.replace("[\"fake-b\"]", "[null]"))
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("invalid-request"));
+        createJob(Tokens.user("alice"), "k-type", body.replace("[\"fake-b\"]", "\"fake-b\""))
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("invalid-request"))
+                .body("winningAttemptId", nullValue());
+        assertThat(count("SELECT count(*) FROM job")).isEqualTo(2);
+    }
+}

@@ -1,0 +1,163 @@
+package dev.jobapi.worker.acceptance;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.jobapi.common.acceptance.AcceptanceConfig;
+import dev.jobapi.common.acceptance.AcceptanceRun;
+import dev.jobapi.common.acceptance.ProviderAcceptances;
+import dev.jobapi.worker.acceptance.AcceptanceFixtures.Task;
+import dev.jobapi.worker.config.WorkerConfig;
+import dev.jobapi.worker.provider.ModelProvider;
+import dev.jobapi.worker.provider.ProviderOutcome;
+import dev.jobapi.worker.provider.ProviderRequest;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.io.UncheckedIOException;
+import java.time.Clock;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.jboss.logging.Logger;
+
+/**
+ * Runs the acceptance runs operators request (DESIGN.md rule 12): each fixture task goes to the
+ * provider once, its patch is applied to a fresh copy of the fixture repository and checked, and
+ * the result is recorded task by task, so progress shows while the run goes.
+ */
+@ApplicationScoped
+public class AcceptanceRunner {
+
+    private static final Logger LOG = Logger.getLogger(AcceptanceRunner.class);
+
+    private final ProviderAcceptances acceptances;
+    private final AcceptanceFixtures fixtures;
+    private final ModelProvider provider;
+    private final AcceptanceConfig config;
+    private final ObjectMapper mapper;
+    private final Clock clock;
+    private final String workerId;
+    private ScheduledExecutorService scheduler;
+
+    AcceptanceRunner(
+            ProviderAcceptances acceptances,
+            AcceptanceFixtures fixtures,
+            ModelProvider provider,
+            AcceptanceConfig config,
+            WorkerConfig workerConfig,
+            ObjectMapper mapper,
+            Clock clock) {
+        this.acceptances = acceptances;
+        this.fixtures = fixtures;
+        this.provider = provider;
+        this.config = config;
+        this.mapper = mapper;
+        this.clock = clock;
+        this.workerId = workerConfig.worker().idOrPid();
+    }
+
+    void start(@Observes StartupEvent event) {
+        scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "acceptance");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = config.pollInterval().toMillis();
+        scheduler.scheduleWithFixedDelay(this::runQuietly, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    void stop(@Observes ShutdownEvent event) {
+        if (scheduler != null) {
+            scheduler.shutdownNow();
+        }
+    }
+
+    private void runQuietly() {
+        try {
+            while (runNext()) {
+                // keep going while runs are waiting
+            }
+        } catch (RuntimeException e) {
+            LOG.warnf("Acceptance run failed, will retry: %s", e.toString());
+        }
+    }
+
+    /** Claims and runs one waiting run; false when none was waiting. */
+    public boolean runNext() {
+        int total = fixtures.get().tasks().size();
+        Optional<AcceptanceRun> claimed = QuarkusTransaction.requiringNew()
+                .call(() -> acceptances.claim(workerId, clock.instant(), config.lease(), total));
+        if (claimed.isEmpty()) {
+            return false;
+        }
+        AcceptanceRun run = claimed.get();
+        LOG.infof("Acceptance run %s of %s: %d tasks", run.id(), run.provider(), total);
+        for (Task task : fixtures.get().tasks()) {
+            ObjectNode result = attempt(run, task);
+            String json = json(result);
+            QuarkusTransaction.requiringNew()
+                    .run(() -> acceptances.recordTask(
+                            run.id(), result.get("passed").asBoolean(), json, clock.instant(), config.lease()));
+        }
+        QuarkusTransaction.requiringNew().run(() -> acceptances.finish(run.id(), clock.instant()));
+        return true;
+    }
+
+    /** One task at the provider: its result as a JSON object for the run's results. */
+    private ObjectNode attempt(AcceptanceRun run, Task task) {
+        ObjectNode result = mapper.createObjectNode().put("task", task.name());
+        // A fresh id per call: acceptance calls are not attempts of any job.
+        UUID callId = UUID.randomUUID();
+        ProviderRequest request = new ProviderRequest(
+                callId, "acceptance-" + run.id() + "-" + task.name(), run.provider(), prompt(run, task));
+        ProviderOutcome outcome = provider.generate(request);
+        result.put("remoteId", outcome.remoteId());
+        Optional<String> failure;
+        if (outcome instanceof ProviderOutcome.Completed completed) {
+            if (completed.usage() != null) {
+                result.put("promptTokens", completed.usage().promptTokens())
+                        .put("completionTokens", completed.usage().completionTokens());
+            }
+            failure = completed.usage() == null
+                    ? Optional.of("provider reported no usage (its attempts would be quarantined)")
+                    : PatchTrial.judge(
+                            fixtures.get().repository(), completed.patch(), task.check(), config.commandTimeout());
+        } else if (outcome instanceof ProviderOutcome.Failed failed) {
+            failure = Optional.of("provider call failed: " + failed.reason());
+        } else {
+            failure = Optional.of("no answer: " + ((ProviderOutcome.Unknown) outcome).reason());
+        }
+        result.put("passed", failure.isEmpty());
+        failure.ifPresent(reason -> result.put("reason", reason));
+        LOG.infof("Acceptance %s %s: %s", run.provider(), task.name(), failure.orElse("passed"));
+        return result;
+    }
+
+    private String json(ObjectNode node) {
+        try {
+            return mapper.writeValueAsString(node);
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The task, the fixture files it is about, and the lines a scripted fake provider matches on. */
+    private String prompt(AcceptanceRun run, Task task) {
+        String files = fixtures.get().repository().entrySet().stream()
+                .map(Map.Entry::getKey)
+                .collect(Collectors.joining(", "));
+        String contents = fixtures.get().repository().entrySet().stream()
+                .map(file -> "--- " + file.getKey() + " ---\n" + file.getValue())
+                .collect(Collectors.joining("\n"));
+        return task.prompt() + "\n\nAnswer with a unified diff against this repository (" + files + "):\n"
+                + contents + "\nProvider: " + run.provider() + "\nAcceptance task: " + task.name() + " for provider "
+                + run.provider();
+    }
+}

@@ -1,0 +1,100 @@
+package dev.jobapi.worker.fallback;
+
+import dev.jobapi.common.acceptance.AcceptanceConfig;
+import dev.jobapi.common.acceptance.ProviderAcceptances;
+import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.attempt.AttemptRepository;
+import dev.jobapi.common.fallback.KillSwitch;
+import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEvents;
+import dev.jobapi.common.message.OutboxWriter;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.transaction.Transactional;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Earned automatic fallback (DESIGN.md rules 11 and 12). After an attempt fails definitively (never
+ * when its outcome is unknown), the job moves on to the next provider of its fallback list, through
+ * the same transition rules and outbox as a manual request, but only to a provider whose acceptance
+ * passed recently and only while the kill switch is on. Every refusal is recorded on the job.
+ */
+@ApplicationScoped
+public class AutomaticFallback {
+
+    private final AttemptRepository attempts;
+    private final OutboxWriter outbox;
+    private final KillSwitch killSwitch;
+    private final ProviderAcceptances acceptances;
+    private final AcceptanceConfig acceptance;
+    private final JobEvents events;
+
+    AutomaticFallback(
+            AttemptRepository attempts,
+            OutboxWriter outbox,
+            KillSwitch killSwitch,
+            ProviderAcceptances acceptances,
+            AcceptanceConfig acceptance,
+            JobEvents events) {
+        this.attempts = attempts;
+        this.outbox = outbox;
+        this.killSwitch = killSwitch;
+        this.acceptances = acceptances;
+        this.acceptance = acceptance;
+        this.events = events;
+    }
+
+    /**
+     * Called in the transaction that moved {@code failed} to failed, with the job row locked, so two
+     * deliveries cannot both start a fallback; the attempt's key (job, failed attempt) backs that up.
+     *
+     * @return the new attempt, when one was started
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public Optional<Attempt> afterFailure(Job job, Attempt failed, Instant now) {
+        if (job.fallbackProviders().isEmpty() || job.state().isTerminal() || job.winningAttemptId() != null) {
+            return Optional.empty();
+        }
+        List<Attempt> jobAttempts = attempts.forJob(job.id());
+        if (jobAttempts.stream().anyMatch(a -> a.state().isOpen() && !a.id().equals(failed.id()))) {
+            return Optional.empty(); // another attempt may still produce a result
+        }
+        Set<String> tried = jobAttempts.stream().map(Attempt::provider).collect(Collectors.toSet());
+        List<String> candidates = job.fallbackProviders().stream()
+                .filter(name -> !tried.contains(name))
+                .toList();
+        if (candidates.isEmpty()) {
+            events.record(job.id(), failed.id(), "fallback.exhausted", "every provider of the fallback list was tried");
+            return Optional.empty();
+        }
+        KillSwitch.State position = killSwitch.state();
+        if (!position.enabled()) {
+            events.record(
+                    job.id(),
+                    failed.id(),
+                    "fallback.refused",
+                    "kill switch is off (set by " + position.setBy() + ": " + position.reason() + ")");
+            return Optional.empty();
+        }
+        for (String provider : candidates) {
+            Optional<String> refusal = acceptances.refusal(provider, acceptance.freshness(), now);
+            if (refusal.isPresent()) {
+                events.record(job.id(), failed.id(), "fallback.refused", provider + ": " + refusal.get());
+                continue;
+            }
+            Attempt next = Attempt.starting(job.id(), provider, "automatic-fallback-after-" + failed.id(), null, now);
+            attempts.persist(next);
+            outbox.announce(next);
+            events.record(
+                    job.id(),
+                    next.id(),
+                    "fallback.automatic",
+                    "provider " + provider + " after attempt " + failed.id() + " failed: " + failed.reason());
+            return Optional.of(next);
+        }
+        return Optional.empty();
+    }
+}

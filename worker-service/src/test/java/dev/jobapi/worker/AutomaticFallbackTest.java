@@ -1,0 +1,127 @@
+package dev.jobapi.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.jobapi.fakeprovider.Script;
+import dev.jobapi.fakeprovider.Step;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/** DESIGN.md rules 11 and 12: automatic fallback is earned by acceptance and stopped by the kill switch. */
+@QuarkusTest
+@QuarkusTestResource(value = FakeProviderResource.class, restrictToAnnotatedClass = true)
+class AutomaticFallbackTest extends WorkerTestSupport {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+    @Test
+    void definitiveFailureMovesToAnAcceptedProviderThroughTheOutbox() throws Exception {
+        fake().addScript(Script.of("Provider: fake-a", Step.failing(400)));
+        anAcceptanceRun("fake-b", "passed", Duration.ofHours(1));
+        UUID job = aJobWithFallback("falls back", "fake-b");
+        UUID first = aStartingAttempt(job, "fake-a");
+        publish(first, job);
+
+        UUID next = awaitFallbackAttempt(first);
+        assertThat(text("SELECT provider FROM attempt WHERE id = '" + next + "'"))
+                .isEqualTo("fake-b");
+        // Announced through the outbox like any attempt; the API's relay publishes it, here the test does.
+        assertThat(count("SELECT count(*) FROM outbox WHERE attempt_id = '" + next + "' AND sent_at IS NULL"))
+                .isEqualTo(1);
+        publish(next, job);
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(text("SELECT winning_attempt_id FROM job WHERE id = '" + job + "'"))
+                .isEqualTo(next.toString());
+        assertThat(attemptState(first)).isEqualTo("failed");
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+        assertThat(text("SELECT detail FROM job_event WHERE kind = 'fallback.automatic'"))
+                .contains("provider fake-b after attempt " + first);
+    }
+
+    @Test
+    void automaticFallbackToAProviderWithoutPassingAcceptanceIsRefusedWithTheReasonOnTheJob() {
+        fake().addScript(Script.of("Provider: fake-a", Step.failing(400)));
+        anAcceptanceRun("fake-b", "failed", Duration.ofHours(1));
+        UUID job = aJobWithFallback("never accepted", "fake-b");
+        UUID first = aStartingAttempt(job, "fake-a");
+        publish(first, job);
+
+        String refusal = awaitRefusal(job);
+        assertThat(refusal)
+                .startsWith("fake-b: the latest acceptance run of fake-b")
+                .contains("failed");
+        assertThat(count("SELECT count(*) FROM attempt WHERE job_id = '" + job + "'"))
+                .isEqualTo(1);
+    }
+
+    @Test
+    void providerWithNoFinishedAcceptanceOrAStaleOneIsSkippedForTheNextAcceptedOne() {
+        fake().addScript(Script.of("Provider: fake-a", Step.failing(400)));
+        anAcceptanceRun("fake-c", "passed", Duration.ofDays(8));
+        anAcceptanceRun("fake-b", "passed", Duration.ofMinutes(5));
+        UUID job = aJobWithFallback("skips the unproven", "fake-d", "fake-c", "fake-b");
+        UUID first = aStartingAttempt(job, "fake-a");
+        publish(first, job);
+
+        UUID next = awaitFallbackAttempt(first);
+        assertThat(text("SELECT provider FROM attempt WHERE id = '" + next + "'"))
+                .isEqualTo("fake-b");
+        String refusals = text("SELECT string_agg(detail, ' | ' ORDER BY id) FROM job_event WHERE job_id = '" + job
+                + "' AND kind = 'fallback.refused'");
+        assertThat(refusals.split(" \\| "))
+                .satisfiesExactly(
+                        fakeD -> assertThat(fakeD).isEqualTo("fake-d: no acceptance run of fake-d has finished"),
+                        fakeC -> assertThat(fakeC)
+                                .startsWith("fake-c: the acceptance of fake-c passed at")
+                                .endsWith("longer ago than PT168H"));
+    }
+
+    @Test
+    void killSwitchStopsAutomaticFallbackToo() {
+        fake().addScript(Script.of("Provider: fake-a", Step.failing(400)));
+        anAcceptanceRun("fake-b", "passed", Duration.ofHours(1));
+        execute("UPDATE fallback_switch SET enabled = false, reason = 'provider B returns garbage', set_by = 'otto'");
+        UUID job = aJobWithFallback("switched off", "fake-b");
+        UUID first = aStartingAttempt(job, "fake-a");
+        publish(first, job);
+
+        assertThat(awaitRefusal(job)).isEqualTo("kill switch is off (set by otto: provider B returns garbage)");
+        assertThat(count("SELECT count(*) FROM attempt WHERE job_id = '" + job + "'"))
+                .isEqualTo(1);
+    }
+
+    @Test
+    void unknownOutcomeNeverStartsAnAutomaticFallback() {
+        fake().addScript(Script.of("Provider: fake-a", Step.delayed(30_000)));
+        anAcceptanceRun("fake-b", "passed", Duration.ofHours(1));
+        UUID job = aJobWithFallback("maybe still working", "fake-b");
+        UUID first = aStartingAttempt(job, "fake-a");
+        publish(first, job);
+
+        await().atMost(PATIENCE).until(() -> "unknown".equals(attemptState(first)));
+        assertThat(jobState(job)).isEqualTo("needs_review");
+        assertThat(count("SELECT count(*) FROM attempt WHERE job_id = '" + job + "'"))
+                .isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM job_event WHERE kind LIKE 'fallback.%'"))
+                .isZero();
+    }
+
+    private UUID awaitFallbackAttempt(UUID failed) {
+        String key = "automatic-fallback-after-" + failed;
+        await().atMost(PATIENCE)
+                .until(() -> count("SELECT count(*) FROM attempt WHERE idempotency_key = '" + key + "'") == 1);
+        return UUID.fromString(text("SELECT id FROM attempt WHERE idempotency_key = '" + key + "'"));
+    }
+
+    private String awaitRefusal(UUID job) {
+        await().atMost(PATIENCE)
+                .until(() -> count("SELECT count(*) FROM job_event WHERE job_id = '" + job
+                                + "' AND kind = 'fallback.refused'")
+                        > 0);
+        return text("SELECT detail FROM job_event WHERE job_id = '" + job + "' AND kind = 'fallback.refused'");
+    }
+}
