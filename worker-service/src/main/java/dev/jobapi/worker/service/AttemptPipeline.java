@@ -18,8 +18,8 @@ import dev.jobapi.common.message.AttemptMessage;
 import dev.jobapi.worker.apply.Applier;
 import dev.jobapi.worker.apply.ApplyTarget;
 import dev.jobapi.worker.config.WorkerConfig;
-import dev.jobapi.worker.provider.ModelProvider;
 import dev.jobapi.worker.provider.ProviderOutcome;
+import dev.jobapi.worker.provider.ProviderRegistry;
 import dev.jobapi.worker.provider.ProviderRequest;
 import dev.jobapi.worker.repository.AttemptWork;
 import io.quarkus.narayana.jta.QuarkusTransaction;
@@ -62,7 +62,7 @@ public class AttemptPipeline {
     private final JobRepository jobs;
     private final AttemptRepository attempts;
     private final AttemptWork work;
-    private final ModelProvider provider;
+    private final ProviderRegistry providers;
     private final Applier applier;
     private final ApplyKeys applyKeys;
     private final CrashPoints crashPoints;
@@ -78,7 +78,7 @@ public class AttemptPipeline {
             JobRepository jobs,
             AttemptRepository attempts,
             AttemptWork work,
-            ModelProvider provider,
+            ProviderRegistry providers,
             Applier applier,
             ApplyKeys applyKeys,
             CrashPoints crashPoints,
@@ -91,7 +91,7 @@ public class AttemptPipeline {
         this.jobs = jobs;
         this.attempts = attempts;
         this.work = work;
-        this.provider = provider;
+        this.providers = providers;
         this.applier = applier;
         this.applyKeys = applyKeys;
         this.crashPoints = crashPoints;
@@ -120,7 +120,9 @@ public class AttemptPipeline {
             case CALL:
                 ProviderRequest request = QuarkusTransaction.requiringNew().call(() -> providerRequest(attemptId));
                 // The one provider call of this attempt; nothing below ever calls it again.
-                ProviderOutcome outcome = metrics.timeProviderCall(request.model(), () -> provider.generate(request));
+                ProviderOutcome outcome = metrics.timeProviderCall(
+                        request.provider(),
+                        () -> providers.forName(request.provider()).generate(request));
                 if (!QuarkusTransaction.requiringNew().call(() -> record(attemptId, outcome))) {
                     return Disposition.DONE;
                 }
@@ -219,7 +221,7 @@ public class AttemptPipeline {
         if (candidate == null) {
             return false;
         }
-        var found = provider.lookup(attemptId, candidate.remoteId());
+        var found = providers.forName(candidate.provider()).lookup(attemptId, candidate.remoteId());
         if (found.isEmpty()) {
             return false;
         }
