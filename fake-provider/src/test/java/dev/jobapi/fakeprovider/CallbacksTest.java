@@ -21,6 +21,7 @@ import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -183,7 +184,7 @@ class CallbacksTest {
     }
 
     private static List<String> fieldNames(JsonNode node) {
-        List<String> names = new java.util.ArrayList<>();
+        List<String> names = new ArrayList<>();
         node.fieldNames().forEachRemaining(names::add);
         return names;
     }

@@ -1,6 +1,7 @@
 package dev.jobapi.worker.provider;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.fakeprovider.DemoRepository;
@@ -206,7 +207,7 @@ class ProviderContractTest {
         @Override
         ModelProvider adapter(String baseUrl, String model) {
             return new OpenAiCompatibleProvider(
-                    "contract", settings(WorkerConfig.Provider.Kind.OPENAI, baseUrl, model), TRANSPORT, MAPPER);
+                    "contract", new Settings(WorkerConfig.Provider.Kind.OPENAI, baseUrl, model), TRANSPORT, MAPPER);
         }
 
         @Override
@@ -229,8 +230,7 @@ class ProviderContractTest {
             fake.addScript(Script.of("lost answer", Step.delayed(2 * READ_TIMEOUT.toMillis())));
             ModelProvider adapter = adapter(fake.baseUrl(), "contract-model");
             assertThat(generate("lost answer")).isInstanceOf(ProviderOutcome.Unknown.class);
-            org.awaitility.Awaitility.await()
-                    .atMost(Duration.ofSeconds(5))
+            await().atMost(Duration.ofSeconds(5))
                     .until(() -> fake.requests().get(0).remoteId() != null);
             String remoteId = fake.requests().get(0).remoteId();
 
@@ -250,7 +250,7 @@ class ProviderContractTest {
         @Override
         ModelProvider adapter(String baseUrl, String model) {
             return new AnthropicProvider(
-                    "contract", settings(WorkerConfig.Provider.Kind.ANTHROPIC, baseUrl, model), TRANSPORT, MAPPER);
+                    "contract", new Settings(WorkerConfig.Provider.Kind.ANTHROPIC, baseUrl, model), TRANSPORT, MAPPER);
         }
 
         @Override
@@ -309,10 +309,6 @@ class ProviderContractTest {
             return BACKOFF;
         }
     };
-
-    private static WorkerConfig.Provider settings(WorkerConfig.Provider.Kind kind, String baseUrl, String model) {
-        return new Settings(kind, baseUrl, model);
-    }
 
     /** One provider's entry as the config would give it; timeouts come from the shared transport. */
     private record Settings(WorkerConfig.Provider.Kind kind, String baseUrl, String model)
