@@ -54,10 +54,10 @@ class ProviderAdminTest extends ApiTestSupport {
                 .extract()
                 .jsonPath();
 
-        assertThat(providers.getList("name")).containsExactly("fake-a", "fake-b");
-        assertThat(providers.getBoolean("[0].automaticFallback")).isFalse();
+        assertThat(providers.getList("name")).containsExactly("fake-a", "fake-b", "fake-anthropic");
+        assertThat(providers.getBoolean("[0].accepted")).isFalse();
         assertThat(providers.getString("[0].refusal")).contains("longer ago than PT168H");
-        assertThat(providers.getBoolean("[1].automaticFallback")).isTrue();
+        assertThat(providers.getBoolean("[1].accepted")).isTrue();
         assertThat(providers.getString("[1].refusal")).isNull();
         assertThat(providers.getString("[1].latestRun.state")).isEqualTo("passed");
     }

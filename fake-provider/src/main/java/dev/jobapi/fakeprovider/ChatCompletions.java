@@ -3,11 +3,9 @@ package dev.jobapi.fakeprovider;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,66 +23,52 @@ final class ChatCompletions {
 
     private final Supplier<ProviderState> state;
     private final Clock clock;
+    private final Answering answering;
 
-    ChatCompletions(Supplier<ProviderState> state, Clock clock) {
+    ChatCompletions(Supplier<ProviderState> state, Clock clock, Answering answering) {
         this.state = state;
         this.clock = clock;
+        this.answering = answering;
     }
 
     /** {@code POST /v1/chat/completions}: takes the matching script's next step and answers accordingly. */
     void create(HttpExchange exchange) throws IOException {
-        Instant receivedAt = clock.instant();
         ChatRequest request = ChatRequest.from(Exchanges.readTree(exchange));
-        String requestKey = exchange.getRequestHeaders().getFirst("Idempotency-Key");
-        // Captured once: a reset during the delay must not move this request's outcome into the next run.
-        ProviderState run = state.get();
-        Step scripted = run.takeStep(request.prompt());
-        Step step = scripted == null ? Step.ok() : scripted;
-        int slot = run.logArrival(new ReceivedRequest(
-                receivedAt.toString(),
-                request.prompt(),
-                request.attemptId(),
-                requestKey,
-                request.stream(),
-                scripted,
-                null,
-                null,
-                null));
-
-        // The delay comes before the status line, so a client with a shorter read timeout gives up on a request
-        // the provider has already taken and will still complete.
-        if (!sleep(step.delayMs())) {
+        String id = "chatcmpl-" + UUID.randomUUID().toString().replace("-", "");
+        Answering.Answer answer =
+                answering.take(exchange, request.model(), request.prompt(), request.attemptId(), request.stream(), id);
+        if (answer == null) {
             return;
         }
+        Step step = answer.step();
         if (!step.succeeds()) {
-            run.logOutcome(slot, logged -> logged.answered(step.status(), null, null));
+            answer.logAnswered(step.status(), null, null);
             Exchanges.sendError(exchange, step.status(), "Scripted failure: status " + step.status() + ".");
             return;
         }
 
-        String id = "chatcmpl-" + UUID.randomUUID().toString().replace("-", "");
         long created = clock.instant().getEpochSecond();
-        ReceivedRequest.Usage usage =
-                step.omitUsage() ? null : ReceivedRequest.Usage.count(request.prompt(), step.patch());
+        ReceivedRequest.Usage usage = answer.usage();
         exchange.getResponseHeaders().set("x-request-id", id);
 
         if (step.abortAfterFirstToken()) {
             // A broken answer is not a completion: nothing is stored and no usage was reported.
-            run.logOutcome(slot, logged -> logged.answered(200, id, null));
+            answer.logAnswered(200, id, null);
             if (request.stream()) {
-                abortStream(exchange, streamEvents(id, created, request, step.patch(), usage));
+                List<String> events = streamEvents(id, created, request, step.patch(), usage);
+                EventStreams.abortStream(exchange, events.subList(0, 1), events);
             } else {
-                abortBody(exchange, completion(id, created, request, step.patch(), usage));
+                EventStreams.abortBody(exchange, completion(id, created, request, step.patch(), usage));
             }
             return;
         }
 
         ObjectNode completion = completion(id, created, request, step.patch(), usage);
         // Stored before a byte is written, so the completion exists even when the client has already given up.
-        run.store(id, completion);
-        run.logOutcome(slot, logged -> logged.answered(200, id, usage));
+        answer.run().store(id, completion);
+        answer.logAnswered(200, id, usage);
         if (request.stream()) {
-            stream(exchange, streamEvents(id, created, request, step.patch(), usage));
+            EventStreams.stream(exchange, streamEvents(id, created, request, step.patch(), usage));
         } else {
             Exchanges.sendJson(exchange, 200, completion);
         }
@@ -158,7 +142,7 @@ final class ChatCompletions {
     private static List<String> streamEvents(
             String id, long created, ChatRequest request, String patch, ReceivedRequest.Usage usage) {
         List<String> events = new ArrayList<>();
-        List<String> pieces = pieces(patch);
+        List<String> pieces = EventStreams.pieces(patch);
         for (int i = 0; i < pieces.size(); i++) {
             ObjectNode chunk = chunk(id, created, request.model());
             ObjectNode choice = chunk.putArray("choices").addObject();
@@ -187,22 +171,6 @@ final class ChatCompletions {
         return events;
     }
 
-    /** The patch split after each line break; an empty patch still yields one (empty) first token. */
-    private static List<String> pieces(String patch) {
-        List<String> pieces = new ArrayList<>();
-        int start = 0;
-        while (start < patch.length()) {
-            int newline = patch.indexOf('\n', start);
-            int end = newline < 0 ? patch.length() : newline + 1;
-            pieces.add(patch.substring(start, end));
-            start = end;
-        }
-        if (pieces.isEmpty()) {
-            pieces.add("");
-        }
-        return pieces;
-    }
-
     private static ObjectNode chunk(String id, long created, String model) {
         ObjectNode chunk = Exchanges.JSON.createObjectNode();
         chunk.put("id", id);
@@ -222,68 +190,5 @@ final class ChatCompletions {
         node.put("completion_tokens", usage.completionTokens());
         node.put("total_tokens", usage.totalTokens());
         return node;
-    }
-
-    private static void stream(HttpExchange exchange, List<String> events) throws IOException {
-        streamHeaders(exchange);
-        exchange.sendResponseHeaders(200, 0);
-        try (OutputStream out = exchange.getResponseBody()) {
-            for (String event : events) {
-                out.write(event.getBytes(StandardCharsets.UTF_8));
-                // Flushed per event so the client sees tokens arrive one by one, as from a real model.
-                out.flush();
-            }
-        }
-    }
-
-    /** Sends the headers and the first token, then breaks the connection: the client sees a premature end. */
-    private static void abortStream(HttpExchange exchange, List<String> events) throws IOException {
-        streamHeaders(exchange);
-        byte[] first = events.get(0).getBytes(StandardCharsets.UTF_8);
-        long fullLength = events.stream()
-                .mapToLong(event -> event.getBytes(StandardCharsets.UTF_8).length)
-                .sum();
-        breakAfter(exchange, first, fullLength);
-    }
-
-    /** Sends the headers and the first half of the JSON body, then breaks the connection. */
-    private static void abortBody(HttpExchange exchange, ObjectNode completion) throws IOException {
-        exchange.getResponseHeaders().set("Content-Type", "application/json");
-        byte[] body = Exchanges.JSON.writeValueAsBytes(completion);
-        byte[] firstHalf = new byte[body.length / 2];
-        System.arraycopy(body, 0, firstHalf, 0, firstHalf.length);
-        breakAfter(exchange, firstHalf, body.length);
-    }
-
-    /**
-     * Promises {@code promisedLength} bytes but writes only {@code written}. Closing an exchange that owes bytes on a
-     * fixed Content-Length makes the JDK server close the connection, so the client reads an early end of body
-     * instead of a clean end of stream (chunked encoding would end cleanly and look like a complete answer).
-     */
-    private static void breakAfter(HttpExchange exchange, byte[] written, long promisedLength) throws IOException {
-        exchange.sendResponseHeaders(200, promisedLength);
-        OutputStream out = exchange.getResponseBody();
-        out.write(written);
-        out.flush();
-        exchange.close();
-    }
-
-    private static void streamHeaders(HttpExchange exchange) {
-        exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
-        exchange.getResponseHeaders().set("Cache-Control", "no-cache");
-    }
-
-    /** Sleeps the scripted delay; false when interrupted, which only {@link FakeProvider#stop()} does. */
-    private static boolean sleep(long delayMs) {
-        if (delayMs == 0) {
-            return true;
-        }
-        try {
-            Thread.sleep(delayMs);
-            return true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
     }
 }

@@ -20,8 +20,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
- * A scriptable OpenAI chat-completions server, started in-process by tests and by {@link FakeProviderMain} for local
- * runs and the chaos suite.
+ * A scriptable model provider speaking OpenAI chat completions ({@code /v1/chat/completions}) and Anthropic messages
+ * ({@code /v1/messages}) from the same scripts, and sending signed completion callbacks when a step asks for one.
+ * Started in-process by tests and by {@link FakeProviderMain} for local runs and the chaos suite.
  *
  * <pre>{@code
  * try (FakeProvider fake = FakeProvider.start(0)) {
@@ -35,15 +36,20 @@ public final class FakeProvider implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(FakeProvider.class.getName());
     private static final String LOOPBACK = "127.0.0.1";
     private static final String CHAT_COMPLETIONS = "/v1/chat/completions";
+    private static final String MESSAGES = "/v1/messages";
     private static final String SCRIPTS = "/fake/scripts";
     private static final String REQUESTS = "/fake/requests";
+    private static final String CALLBACKS = "/fake/callbacks";
 
     private final HttpServer server;
     private final ExecutorService executor;
     private final Clock clock = Clock.systemUTC();
     private final Consumer<String> accessLog;
     private final AtomicReference<ProviderState> state = new AtomicReference<>(new ProviderState());
-    private final ChatCompletions chatCompletions = new ChatCompletions(state::get, clock);
+    private final Callbacks callbacks = new Callbacks(clock);
+    private final Answering answering = new Answering(state::get, clock, callbacks);
+    private final ChatCompletions chatCompletions = new ChatCompletions(state::get, clock, answering);
+    private final Messages messages = new Messages(answering);
     private final AtomicBoolean stopped = new AtomicBoolean();
 
     private FakeProvider(HttpServer server, Consumer<String> accessLog) {
@@ -108,11 +114,25 @@ public final class FakeProvider implements AutoCloseable {
         return state.get().requests();
     }
 
-    /** Stops listening, drops open connections and interrupts requests still in their delay. */
+    /**
+     * Where steps with {@code callbackAfterMs} post their completion: {@code <baseUrl>/callbacks/<provider name>},
+     * signed with {@code secret}. Until this is called such callbacks are recorded as not sent.
+     */
+    public void configureCallbacks(String baseUrl, String secret) {
+        callbacks.configure(baseUrl, secret);
+    }
+
+    /** The callbacks sent (or not) so far, in the order they went out; the same as {@code GET /fake/callbacks}. */
+    public List<CallbackSent> callbacks() {
+        return state.get().callbacks();
+    }
+
+    /** Stops listening, drops open connections, interrupts requests still in their delay and drops pending callbacks. */
     public void stop() {
         if (stopped.compareAndSet(false, true)) {
             server.stop(0);
             executor.shutdownNow();
+            callbacks.stop();
         }
     }
 
@@ -131,7 +151,7 @@ public final class FakeProvider implements AutoCloseable {
             // The client went away or the connection broke mid-answer: there is no one left to answer.
             LOG.log(Level.DEBUG, "Connection lost while answering " + exchange.getRequestURI(), e);
         } catch (RuntimeException e) {
-            // Logged here with its stack trace; the client only ever gets the OpenAI-style error.
+            // Logged here with its stack trace; the client only ever gets the API's error shape.
             LOG.log(Level.ERROR, "Unexpected failure answering " + exchange.getRequestURI(), e);
             answerError(exchange, 500, "The fake provider failed unexpectedly.");
         } finally {
@@ -155,6 +175,8 @@ public final class FakeProvider implements AutoCloseable {
             chatCompletions.list(exchange);
         } else if (path.startsWith(CHAT_COMPLETIONS + "/") && method.equals("GET") && isSegment(path)) {
             chatCompletions.get(exchange, path.substring(CHAT_COMPLETIONS.length() + 1));
+        } else if (path.equals(MESSAGES) && method.equals("POST")) {
+            messages.create(exchange);
         } else if (path.equals(SCRIPTS) && method.equals("POST")) {
             Script script = Exchanges.read(exchange, Script.class);
             addScript(script);
@@ -164,6 +186,8 @@ public final class FakeProvider implements AutoCloseable {
             Exchanges.sendNoContent(exchange);
         } else if (path.equals(REQUESTS) && method.equals("GET")) {
             Exchanges.sendJson(exchange, 200, requests());
+        } else if (path.equals(CALLBACKS) && method.equals("GET")) {
+            Exchanges.sendJson(exchange, 200, callbacks());
         } else {
             throw new ProviderError(404, "Unknown route: " + method + " " + path);
         }
@@ -181,7 +205,11 @@ public final class FakeProvider implements AutoCloseable {
             return;
         }
         try {
-            Exchanges.sendError(exchange, status, message);
+            if (exchange.getRequestURI().getPath().equals(MESSAGES)) {
+                Exchanges.sendJson(exchange, status, Messages.errorBody(status, message));
+            } else {
+                Exchanges.sendError(exchange, status, message);
+            }
         } catch (IOException e) {
             LOG.log(Level.DEBUG, "Connection lost while answering an error", e);
         }

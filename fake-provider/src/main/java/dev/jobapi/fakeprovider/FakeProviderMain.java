@@ -14,11 +14,14 @@ public final class FakeProviderMain {
 
     private static final String USAGE = String.join(
             "\n",
-            "usage: java -jar fake-provider.jar [--port N] [--host ADDRESS]",
+            "usage: java -jar fake-provider.jar [--port N] [--host ADDRESS] [--callback-base-url URL --callback-secret S]",
             "       java -jar fake-provider.jar seed-demo-repo <dir>",
             "",
             "  --port  default: $FAKE_PROVIDER_PORT, else " + DEFAULT_PORT,
-            "  --host  default: $FAKE_PROVIDER_HOST, else " + DEFAULT_HOST + " (0.0.0.0 inside a container)");
+            "  --host  default: $FAKE_PROVIDER_HOST, else " + DEFAULT_HOST + " (0.0.0.0 inside a container)",
+            "  --callback-base-url  where scripted callbacks go (<URL>/callbacks/<provider>); default:"
+                    + " $FAKE_CALLBACK_BASE_URL",
+            "  --callback-secret    HMAC-SHA256 key of the Jobapi-Signature header; default: $FAKE_CALLBACK_SECRET");
 
     private FakeProviderMain() {}
 
@@ -47,6 +50,10 @@ public final class FakeProviderMain {
 
     private static void serve(Options options) {
         FakeProvider fake = FakeProvider.start(options.host(), options.port(), System.out::println);
+        if (options.callbackBaseUrl() != null) {
+            fake.configureCallbacks(options.callbackBaseUrl(), options.callbackSecret());
+            System.out.println("Scripted callbacks go to " + options.callbackBaseUrl() + "/callbacks/<provider>");
+        }
         // SIGTERM runs shutdown hooks: the port is released and open connections are closed before the JVM exits.
         Runtime.getRuntime()
                 .addShutdownHook(new Thread(
@@ -59,20 +66,34 @@ public final class FakeProviderMain {
         // main returns here; the server's own dispatcher thread keeps the JVM running until it is stopped.
     }
 
-    /** Where to listen: command-line flags win over environment variables, which win over the defaults. */
-    record Options(String host, int port) {
+    /**
+     * Where to listen and where callbacks go: command-line flags win over environment variables, which win over the
+     * defaults. The callback URL and secret come together or not at all.
+     */
+    record Options(String host, int port, String callbackBaseUrl, String callbackSecret) {
+
+        Options(String host, int port) {
+            this(host, port, null, null);
+        }
 
         static Options parse(String[] args, Map<String, String> env) {
             String host = env.getOrDefault("FAKE_PROVIDER_HOST", DEFAULT_HOST);
             String port = env.getOrDefault("FAKE_PROVIDER_PORT", String.valueOf(DEFAULT_PORT));
+            String callbackBaseUrl = env.get("FAKE_CALLBACK_BASE_URL");
+            String callbackSecret = env.get("FAKE_CALLBACK_SECRET");
             for (int i = 0; i < args.length; i++) {
                 switch (args[i]) {
                     case "--port" -> port = value(args, ++i, "--port");
                     case "--host" -> host = value(args, ++i, "--host");
+                    case "--callback-base-url" -> callbackBaseUrl = value(args, ++i, "--callback-base-url");
+                    case "--callback-secret" -> callbackSecret = value(args, ++i, "--callback-secret");
                     default -> throw new IllegalArgumentException("Unknown argument: " + args[i]);
                 }
             }
-            return new Options(host, parsePort(port));
+            if ((callbackBaseUrl == null) != (callbackSecret == null)) {
+                throw new IllegalArgumentException("--callback-base-url and --callback-secret go together");
+            }
+            return new Options(host, parsePort(port), callbackBaseUrl, callbackSecret);
         }
 
         private static String value(String[] args, int index, String flag) {

@@ -10,7 +10,7 @@ import java.util.Optional;
 import java.util.function.UnaryOperator;
 
 /**
- * The scripts, request log and stored completions of one run.
+ * The scripts, request log, callbacks sent and stored completions of one run.
  *
  * <p>A reset replaces the whole object rather than emptying it: a request still sleeping through its delay keeps
  * writing into the state it arrived in, so a late completion of one test can never show up in the next.
@@ -20,6 +20,7 @@ final class ProviderState {
     private final List<ScriptCursor> scripts = new ArrayList<>();
     private final List<ReceivedRequest> log = new ArrayList<>();
     private final Map<String, ObjectNode> completions = new LinkedHashMap<>();
+    private final List<CallbackSent> callbacks = new ArrayList<>();
 
     synchronized void addScript(Script script) {
         scripts.add(new ScriptCursor(script));
@@ -47,6 +48,14 @@ final class ProviderState {
 
     synchronized List<ReceivedRequest> requests() {
         return List.copyOf(log);
+    }
+
+    synchronized void logCallback(CallbackSent callback) {
+        callbacks.add(callback);
+    }
+
+    synchronized List<CallbackSent> callbacks() {
+        return List.copyOf(callbacks);
     }
 
     synchronized void store(String id, ObjectNode completion) {

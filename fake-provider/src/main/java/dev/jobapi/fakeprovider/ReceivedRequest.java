@@ -5,8 +5,11 @@ package dev.jobapi.fakeprovider;
  * ledger.
  *
  * @param receivedAt when the request arrived, as an ISO-8601 instant
+ * @param path the API route, {@code /v1/chat/completions} or {@code /v1/messages}
+ * @param model the model the client asked for
  * @param prompt the concatenated contents of all messages
- * @param attemptId {@code metadata.attempt_id} of the request body, or null
+ * @param attemptId our attempt id where the API has a place for it: {@code metadata.attempt_id} (chat completions) or
+ *     {@code metadata.user_id} (messages); null when absent
  * @param requestKey the {@code Idempotency-Key} request header, or null
  * @param stream whether the client asked for a stream
  * @param step the scripted step taken, or null when no script matched and the default answer was given
@@ -16,6 +19,8 @@ package dev.jobapi.fakeprovider;
  */
 public record ReceivedRequest(
         String receivedAt,
+        String path,
+        String model,
         String prompt,
         String attemptId,
         String requestKey,
@@ -48,6 +53,8 @@ public record ReceivedRequest(
     ReceivedRequest answered(int answeredStatus, String answeredRemoteId, Usage answeredUsage) {
         return new ReceivedRequest(
                 receivedAt,
+                path,
+                model,
                 prompt,
                 attemptId,
                 requestKey,

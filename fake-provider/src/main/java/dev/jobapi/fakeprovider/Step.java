@@ -1,13 +1,24 @@
 package dev.jobapi.fakeprovider;
 
 /**
- * One scripted answer of the fake provider: the status, a delay before the first byte, a broken stream, missing usage
- * or a particular patch.
+ * One scripted answer of the fake provider: the status, a delay before the first byte, a broken stream, missing usage,
+ * a particular patch, or a signed callback with the answer.
  *
- * <p>Missing fields take the defaults of a healthy provider: status 200, no delay, a complete answer with usage, and
- * the demo repository's patch. {@code abortAfterFirstToken} and {@code omitUsage} only matter for status 200.
+ * <p>Missing fields take the defaults of a healthy provider: status 200, no delay, a complete answer with usage, the
+ * demo repository's patch and no callback. {@code abortAfterFirstToken}, {@code omitUsage} and {@code
+ * callbackAfterMs} only matter for status 200. The same steps drive every API the fake speaks.
+ *
+ * @param callbackAfterMs when set, this long after the request arrived the fake also POSTs the completion it answers
+ *     to the configured callback URL (see {@link FakeProvider#configureCallbacks}); a broken answer ({@code
+ *     abortAfterFirstToken}) completes nothing and sends none
  */
-public record Step(Integer status, long delayMs, boolean abortAfterFirstToken, boolean omitUsage, String patch) {
+public record Step(
+        Integer status,
+        long delayMs,
+        boolean abortAfterFirstToken,
+        boolean omitUsage,
+        String patch,
+        Long callbackAfterMs) {
 
     private static final int OK = 200;
 
@@ -21,6 +32,14 @@ public record Step(Integer status, long delayMs, boolean abortAfterFirstToken, b
             throw new IllegalArgumentException("delayMs must not be negative, was " + delayMs);
         }
         patch = patch == null ? DemoRepository.defaultPatch() : patch;
+        if (callbackAfterMs != null && callbackAfterMs < 0) {
+            throw new IllegalArgumentException("callbackAfterMs must not be negative, was " + callbackAfterMs);
+        }
+    }
+
+    /** A step without a callback, as scripts were written before callbacks existed. */
+    public Step(Integer status, long delayMs, boolean abortAfterFirstToken, boolean omitUsage, String patch) {
+        this(status, delayMs, abortAfterFirstToken, omitUsage, patch, null);
     }
 
     /** A healthy answer: 200 with the default patch and usage. */
@@ -51,6 +70,16 @@ public record Step(Integer status, long delayMs, boolean abortAfterFirstToken, b
     /** A healthy answer carrying {@code patch} instead of the default one. */
     public static Step returning(String patch) {
         return new Step(null, 0, false, false, patch);
+    }
+
+    /** This step, also calling back with its completion {@code afterMs} after the request arrives. */
+    public Step withCallbackAfter(long afterMs) {
+        return new Step(status, delayMs, abortAfterFirstToken, omitUsage, patch, afterMs);
+    }
+
+    /** Whether answering this step completes a whole answer that a callback can carry. */
+    boolean callsBack() {
+        return callbackAfterMs != null && succeeds() && !abortAfterFirstToken;
     }
 
     boolean succeeds() {

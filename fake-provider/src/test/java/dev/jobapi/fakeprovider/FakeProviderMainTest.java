@@ -40,6 +40,24 @@ class FakeProviderMainTest {
     }
 
     @Test
+    void takesTheCallbackTargetFromEnvironmentOrFlagsAndOnlyWithItsSecret() {
+        Map<String, String> env =
+                Map.of("FAKE_CALLBACK_BASE_URL", "http://api:8080", "FAKE_CALLBACK_SECRET", "from-env");
+
+        assertEquals(
+                new FakeProviderMain.Options("127.0.0.1", 8090, "http://api:8080", "from-env"),
+                FakeProviderMain.Options.parse(new String[0], env));
+        assertEquals(
+                new FakeProviderMain.Options("127.0.0.1", 8090, "http://127.0.0.1:8080", "s"),
+                FakeProviderMain.Options.parse(
+                        new String[] {"--callback-base-url", "http://127.0.0.1:8080", "--callback-secret", "s"},
+                        Map.of()));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> FakeProviderMain.Options.parse(new String[] {"--callback-base-url", "http://x"}, Map.of()));
+    }
+
+    @Test
     void refusesUnknownArgumentsAndBadPorts() {
         assertThrows(
                 IllegalArgumentException.class,

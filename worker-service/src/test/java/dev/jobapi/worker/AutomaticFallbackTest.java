@@ -62,8 +62,9 @@ class AutomaticFallbackTest extends WorkerTestSupport {
     void providerWithNoFinishedAcceptanceOrAStaleOneIsSkippedForTheNextAcceptedOne() {
         fake().addScript(Script.of("Provider: fake-a", Step.failing(400)));
         anAcceptanceRun("fake-c", "passed", Duration.ofDays(8));
+        anAcceptanceRun("fake-a2", "passed", Duration.ofMinutes(5));
         anAcceptanceRun("fake-b", "passed", Duration.ofMinutes(5));
-        UUID job = aJobWithFallback("skips the unproven", "fake-d", "fake-c", "fake-b");
+        UUID job = aJobWithFallback("skips the unproven", "fake-d", "fake-a2", "fake-anthropic", "fake-c", "fake-b");
         UUID first = aStartingAttempt(job, "fake-a");
         publish(first, job);
 
@@ -74,7 +75,11 @@ class AutomaticFallbackTest extends WorkerTestSupport {
                 + "' AND kind = 'fallback.refused'");
         assertThat(refusals.split(" \\| "))
                 .satisfiesExactly(
-                        fakeD -> assertThat(fakeD).isEqualTo("fake-d: no acceptance run of fake-d has finished"),
+                        fakeD -> assertThat(fakeD).isEqualTo("fake-d: not configured in this worker"),
+                        fakeA2 -> assertThat(fakeA2)
+                                .isEqualTo("fake-a2: jobapi.provider.fake-a2.automatic-fallback is false"),
+                        anthropic -> assertThat(anthropic)
+                                .isEqualTo("fake-anthropic: no acceptance run of fake-anthropic has finished"),
                         fakeC -> assertThat(fakeC)
                                 .startsWith("fake-c: the acceptance of fake-c passed at")
                                 .endsWith("longer ago than PT168H"));

@@ -43,7 +43,9 @@ public class FakeProviderResource implements QuarkusTestResourceLifecycleManager
             throw new IllegalStateException(e);
         }
         return Map.of(
-                "jobapi.providers.base-url", fake.baseUrl(),
+                "jobapi.provider.fake-a.base-url", fake.baseUrl(),
+                "jobapi.provider.fake-b.base-url", fake.baseUrl(),
+                "jobapi.provider.fake-anthropic.base-url", fake.baseUrl(),
                 "jobapi.apply.git.repository", repository.toString());
     }
 

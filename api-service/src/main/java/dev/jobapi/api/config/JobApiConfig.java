@@ -25,12 +25,17 @@ public interface JobApiConfig {
 
     /** Signed provider callbacks (POST /callbacks/{provider}). */
     interface Callbacks {
-        /**
-         * Each provider's HMAC secret, {@code jobapi.callbacks.secret.<provider>}; in production point
-         * it at the environment ({@code =${FAKE_A_CALLBACK_SECRET}}). A provider without one has no
-         * callback endpoint.
-         */
-        Map<String, String> secret();
+        /** Per provider, {@code jobapi.callbacks.provider.<name>.*}. */
+        Map<String, CallbackProvider> provider();
+
+        /** One provider that calls back. */
+        interface CallbackProvider {
+            /**
+             * Its HMAC secret; in production from the environment ({@code =${OPENAI_CALLBACK_SECRET:}}).
+             * Absent or empty: the provider has no callback endpoint.
+             */
+            Optional<String> secret();
+        }
 
         /**
          * A signature older or newer than this is refused, so a captured callback cannot be replayed
@@ -80,7 +85,7 @@ public interface JobApiConfig {
 
     /** The providers a client may name; the worker holds how to reach each one. */
     interface Providers {
-        @WithDefault("fake-a,fake-b")
+        @WithDefault("fake-a,fake-b,fake-anthropic")
         List<String> names();
 
         /** Used when a job names no provider. */

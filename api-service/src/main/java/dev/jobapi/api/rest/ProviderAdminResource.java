@@ -34,7 +34,7 @@ public class ProviderAdminResource {
         this.acceptance = acceptance;
     }
 
-    @Operation(summary = "Every provider: may automatic fallback pick it now (and if not, why), and its newest run")
+    @Operation(summary = "Every provider: has it earned automatic fallback (and if not, why), and its newest run")
     @APIResponse(responseCode = "200", description = "One entry per configured provider")
     @GET
     public List<ProviderAcceptance.ProviderStatus> providers() {

@@ -89,7 +89,8 @@ public class CallbackSignatures {
     }
 
     private Optional<byte[]> secret(String provider) {
-        return Optional.ofNullable(config.secret().get(provider))
+        return Optional.ofNullable(config.provider().get(provider))
+                .flatMap(JobApiConfig.Callbacks.CallbackProvider::secret)
                 .filter(secret -> !secret.isBlank())
                 .map(secret -> secret.getBytes(StandardCharsets.UTF_8));
     }

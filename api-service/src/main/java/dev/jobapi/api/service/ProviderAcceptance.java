@@ -40,10 +40,11 @@ public class ProviderAcceptance {
             JsonNode results) {}
 
     /**
-     * One provider: whether automatic fallback may move to it now and, when not, why; and its newest
-     * run (which may still be going).
+     * One provider: whether it has earned automatic fallback (its newest finished run passed within
+     * the freshness) and, when not, why; and its newest run, which may still be going. The worker's
+     * {@code jobapi.provider.<name>.automatic-fallback} must allow the provider too.
      */
-    public record ProviderStatus(String name, boolean automaticFallback, String refusal, RunView latestRun) {}
+    public record ProviderStatus(String name, boolean accepted, String refusal, RunView latestRun) {}
 
     private final Providers providers;
     private final ProviderAcceptances acceptances;

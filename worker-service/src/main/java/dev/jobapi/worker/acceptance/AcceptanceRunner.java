@@ -8,8 +8,8 @@ import dev.jobapi.common.acceptance.AcceptanceRun;
 import dev.jobapi.common.acceptance.ProviderAcceptances;
 import dev.jobapi.worker.acceptance.AcceptanceFixtures.Task;
 import dev.jobapi.worker.config.WorkerConfig;
-import dev.jobapi.worker.provider.ModelProvider;
 import dev.jobapi.worker.provider.ProviderOutcome;
+import dev.jobapi.worker.provider.ProviderRegistry;
 import dev.jobapi.worker.provider.ProviderRequest;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.ShutdownEvent;
@@ -39,7 +39,7 @@ public class AcceptanceRunner {
 
     private final ProviderAcceptances acceptances;
     private final AcceptanceFixtures fixtures;
-    private final ModelProvider provider;
+    private final ProviderRegistry providers;
     private final AcceptanceConfig config;
     private final ObjectMapper mapper;
     private final Clock clock;
@@ -49,14 +49,14 @@ public class AcceptanceRunner {
     AcceptanceRunner(
             ProviderAcceptances acceptances,
             AcceptanceFixtures fixtures,
-            ModelProvider provider,
+            ProviderRegistry providers,
             AcceptanceConfig config,
             WorkerConfig workerConfig,
             ObjectMapper mapper,
             Clock clock) {
         this.acceptances = acceptances;
         this.fixtures = fixtures;
-        this.provider = provider;
+        this.providers = providers;
         this.config = config;
         this.mapper = mapper;
         this.clock = clock;
@@ -117,7 +117,7 @@ public class AcceptanceRunner {
         UUID callId = UUID.randomUUID();
         ProviderRequest request = new ProviderRequest(
                 callId, "acceptance-" + run.id() + "-" + task.name(), run.provider(), prompt(run, task));
-        ProviderOutcome outcome = provider.generate(request);
+        ProviderOutcome outcome = providers.forName(run.provider()).generate(request);
         result.put("remoteId", outcome.remoteId());
         Optional<String> failure;
         if (outcome instanceof ProviderOutcome.Completed completed) {

@@ -4,6 +4,7 @@ import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 
 /** Every setting of the worker-service, with its default and why it has that value. */
@@ -13,6 +14,13 @@ public interface WorkerConfig {
     Worker worker();
 
     Providers providers();
+
+    /**
+     * The named providers, {@code jobapi.provider.<name>.*}, keyed by the name jobs and attempts
+     * carry. The keys name the provider, not the service, so the api-service can read the same
+     * entries (for the names it accepts and {@code automatic-fallback}) from the same config.
+     */
+    Map<String, Provider> provider();
 
     Apply apply();
 
@@ -70,14 +78,48 @@ public interface WorkerConfig {
         Duration shutdownGrace();
     }
 
-    /** The OpenAI-compatible endpoint the named providers are reached at. */
-    interface Providers {
-        @WithDefault("http://127.0.0.1:8090")
+    /** One named provider: which API it speaks, where, with which model and key. */
+    interface Provider {
+        /** The wire format: {@code openai} (chat completions) or {@code anthropic} (messages). */
+        Kind kind();
+
+        /** The API root, without {@code /v1}: e.g. {@code https://api.anthropic.com}. */
         String baseUrl();
 
-        /** API key, from the environment in production; the fake provider ignores it. */
+        /** The model sent in every request (the provider name is ours, never sent as a model). */
+        String model();
+
+        /** Sent as the provider's credential; set from the environment in production. */
         Optional<String> apiKey();
 
+        /** Overrides {@code jobapi.providers.read-timeout} for this provider only. */
+        Optional<Duration> readTimeout();
+
+        /** Overrides {@code jobapi.providers.connect-timeout} for this provider only. */
+        Optional<Duration> connectTimeout();
+
+        /**
+         * The cap on generated tokens, which the Messages API requires in every request (the
+         * chat-completions adapter sends none). A patch rarely needs more than this.
+         */
+        @WithDefault("4096")
+        int maxTokens();
+
+        /** Whether automatic fallback may move a job to this provider; it has to earn that. */
+        @WithDefault("false")
+        boolean automaticFallback();
+
+        /** The provider APIs the worker has an adapter for. */
+        enum Kind {
+            /** OpenAI chat completions, streamed; also what the fake provider speaks at /v1/chat/completions. */
+            OPENAI,
+            /** Anthropic messages, streamed; the fake provider speaks it at /v1/messages. */
+            ANTHROPIC
+        }
+    }
+
+    /** Transport settings shared by every named provider (a provider may override the timeouts). */
+    interface Providers {
         /** A connect that takes longer than this was never sent, so it may be resent. */
         @WithDefault("2s")
         Duration connectTimeout();

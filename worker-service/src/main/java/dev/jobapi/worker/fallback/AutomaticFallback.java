@@ -8,6 +8,7 @@ import dev.jobapi.common.fallback.KillSwitch;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.message.OutboxWriter;
+import dev.jobapi.worker.config.WorkerConfig;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 import java.time.Instant;
@@ -30,6 +31,7 @@ public class AutomaticFallback {
     private final KillSwitch killSwitch;
     private final ProviderAcceptances acceptances;
     private final AcceptanceConfig acceptance;
+    private final WorkerConfig config;
     private final JobEvents events;
 
     AutomaticFallback(
@@ -38,12 +40,14 @@ public class AutomaticFallback {
             KillSwitch killSwitch,
             ProviderAcceptances acceptances,
             AcceptanceConfig acceptance,
+            WorkerConfig config,
             JobEvents events) {
         this.attempts = attempts;
         this.outbox = outbox;
         this.killSwitch = killSwitch;
         this.acceptances = acceptances;
         this.acceptance = acceptance;
+        this.config = config;
         this.events = events;
     }
 
@@ -80,7 +84,7 @@ public class AutomaticFallback {
             return Optional.empty();
         }
         for (String provider : candidates) {
-            Optional<String> refusal = acceptances.refusal(provider, acceptance.freshness(), now);
+            Optional<String> refusal = refusal(provider, now);
             if (refusal.isPresent()) {
                 events.record(job.id(), failed.id(), "fallback.refused", provider + ": " + refusal.get());
                 continue;
@@ -96,5 +100,20 @@ public class AutomaticFallback {
             return Optional.of(next);
         }
         return Optional.empty();
+    }
+
+    /**
+     * Why automatic fallback may not move to this provider: its configuration does not allow it,
+     * or it has not passed acceptance recently. Empty when it may.
+     */
+    private Optional<String> refusal(String provider, Instant now) {
+        WorkerConfig.Provider settings = config.provider().get(provider);
+        if (settings == null) {
+            return Optional.of("not configured in this worker");
+        }
+        if (!settings.automaticFallback()) {
+            return Optional.of("jobapi.provider." + provider + ".automatic-fallback is false");
+        }
+        return acceptances.refusal(provider, acceptance.freshness(), now);
     }
 }

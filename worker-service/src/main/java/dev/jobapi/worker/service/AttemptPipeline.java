@@ -20,14 +20,13 @@ import dev.jobapi.worker.apply.Applier;
 import dev.jobapi.worker.apply.ApplyTarget;
 import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.fallback.AutomaticFallback;
-import dev.jobapi.worker.provider.ModelProvider;
 import dev.jobapi.worker.provider.ProviderOutcome;
+import dev.jobapi.worker.provider.ProviderRegistry;
 import dev.jobapi.worker.provider.ProviderRequest;
 import dev.jobapi.worker.repository.AttemptWork;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
-import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Optional;
@@ -66,7 +65,7 @@ public class AttemptPipeline {
     private final JobRepository jobs;
     private final AttemptRepository attempts;
     private final AttemptWork work;
-    private final ModelProvider provider;
+    private final ProviderRegistry providers;
     private final Applier applier;
     private final ApplyKeys applyKeys;
     private final CrashPoints crashPoints;
@@ -84,7 +83,7 @@ public class AttemptPipeline {
             JobRepository jobs,
             AttemptRepository attempts,
             AttemptWork work,
-            ModelProvider provider,
+            ProviderRegistry providers,
             Applier applier,
             ApplyKeys applyKeys,
             CrashPoints crashPoints,
@@ -99,7 +98,7 @@ public class AttemptPipeline {
         this.jobs = jobs;
         this.attempts = attempts;
         this.work = work;
-        this.provider = provider;
+        this.providers = providers;
         this.applier = applier;
         this.applyKeys = applyKeys;
         this.crashPoints = crashPoints;
@@ -110,8 +109,7 @@ public class AttemptPipeline {
         this.fallback = fallback;
         this.metrics = metrics;
         this.clock = clock;
-        this.workerId =
-                config.worker().id().orElse(ManagementFactory.getRuntimeMXBean().getName());
+        this.workerId = config.worker().idOrPid();
     }
 
     /**
@@ -133,7 +131,9 @@ public class AttemptPipeline {
             case CALL:
                 ProviderRequest request = QuarkusTransaction.requiringNew().call(() -> providerRequest(attemptId));
                 // The one provider call of this attempt; nothing below ever calls it again.
-                ProviderOutcome outcome = metrics.timeProviderCall(request.model(), () -> provider.generate(request));
+                ProviderOutcome outcome = metrics.timeProviderCall(
+                        request.provider(),
+                        () -> providers.forName(request.provider()).generate(request));
                 if (!QuarkusTransaction.requiringNew().call(() -> record(attemptId, outcome))) {
                     return Disposition.DONE;
                 }
@@ -236,7 +236,8 @@ public class AttemptPipeline {
         if (candidate == null) {
             return false;
         }
-        var found = fromCallback(attemptId).or(() -> provider.lookup(attemptId, candidate.remoteId()));
+        var found = fromCallback(attemptId)
+                .or(() -> providers.forName(candidate.provider()).lookup(attemptId, candidate.remoteId()));
         if (found.isEmpty()) {
             return false;
         }

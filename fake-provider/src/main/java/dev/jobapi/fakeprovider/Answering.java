@@ -1,0 +1,81 @@
+package dev.jobapi.fakeprovider;
+
+import com.sun.net.httpserver.HttpExchange;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.function.Supplier;
+
+/**
+ * The part of answering that every API shares: take the matching script's step, log the arrival, schedule the
+ * step's callback, and sleep its delay. The API's route then writes the answer in its own wire format.
+ */
+final class Answering {
+
+    private final Supplier<ProviderState> state;
+    private final Clock clock;
+    private final Callbacks callbacks;
+
+    Answering(Supplier<ProviderState> state, Clock clock, Callbacks callbacks) {
+        this.state = state;
+        this.clock = clock;
+        this.callbacks = callbacks;
+    }
+
+    /**
+     * What the script decided for one request, in the run it arrived in.
+     *
+     * @param id the answer's id, chosen on arrival so a callback and the late answer carry the same one
+     * @param usage the counts the answer reports, or null when the step omits them
+     */
+    record Answer(ProviderState run, int slot, Step step, String id, ReceivedRequest.Usage usage) {
+
+        /** Records how the request was answered in its slot of the log. */
+        void logAnswered(int status, String remoteId, ReceivedRequest.Usage reported) {
+            run.logOutcome(slot, logged -> logged.answered(status, remoteId, reported));
+        }
+    }
+
+    /**
+     * Takes the step for a request and sleeps its delay; null when the delay was interrupted (only {@link
+     * FakeProvider#stop()} does that) and there is no one left to answer.
+     */
+    Answer take(HttpExchange exchange, String model, String prompt, String attemptId, boolean stream, String id) {
+        Instant receivedAt = clock.instant();
+        // Captured once: a reset during the delay must not move this request's outcome into the next run.
+        ProviderState run = state.get();
+        Step scripted = run.takeStep(prompt);
+        Step step = scripted == null ? Step.ok() : scripted;
+        int slot = run.logArrival(new ReceivedRequest(
+                receivedAt.toString(),
+                exchange.getRequestURI().getPath(),
+                model,
+                prompt,
+                attemptId,
+                exchange.getRequestHeaders().getFirst("Idempotency-Key"),
+                stream,
+                scripted,
+                null,
+                null,
+                null));
+        ReceivedRequest.Usage usage = step.omitUsage() ? null : ReceivedRequest.Usage.count(prompt, step.patch());
+        if (step.callsBack()) {
+            callbacks.schedule(run, receivedAt, step.callbackAfterMs(), prompt, attemptId, id, step.patch(), usage);
+        }
+        // The delay comes before the status line, so a client with a shorter read timeout gives up on a request
+        // the provider has already taken and will still complete.
+        return sleep(step.delayMs()) ? new Answer(run, slot, step, id, usage) : null;
+    }
+
+    private static boolean sleep(long delayMs) {
+        if (delayMs == 0) {
+            return true;
+        }
+        try {
+            Thread.sleep(delayMs);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+}

@@ -1,0 +1,162 @@
+package dev.jobapi.fakeprovider;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * The Anthropic Messages route, {@code POST /v1/messages}, driven by the same scripts as chat completions. Anthropic
+ * keeps no fetchable record of a message, so nothing is stored; a late answer reaches the job API only by callback.
+ */
+final class Messages {
+
+    static final String VERSION_HEADER = "anthropic-version";
+
+    private final Answering answering;
+
+    Messages(Answering answering) {
+        this.answering = answering;
+    }
+
+    /** {@code POST /v1/messages}: takes the matching script's next step and answers accordingly. */
+    void create(HttpExchange exchange) throws IOException {
+        if (exchange.getRequestHeaders().getFirst(VERSION_HEADER) == null) {
+            throw new ProviderError(400, VERSION_HEADER + ": header is required");
+        }
+        MessagesRequest request = MessagesRequest.from(Exchanges.readTree(exchange));
+        String id = "msg_" + UUID.randomUUID().toString().replace("-", "");
+        Answering.Answer answer =
+                answering.take(exchange, request.model(), request.prompt(), request.attemptId(), request.stream(), id);
+        if (answer == null) {
+            return;
+        }
+        Step step = answer.step();
+        // Anthropic sends its own request id on every answer, errors included.
+        exchange.getResponseHeaders()
+                .set("request-id", "req_" + UUID.randomUUID().toString().replace("-", ""));
+        if (!step.succeeds()) {
+            answer.logAnswered(step.status(), null, null);
+            Exchanges.sendJson(
+                    exchange,
+                    step.status(),
+                    errorBody(step.status(), "Scripted failure: status " + step.status() + "."));
+            return;
+        }
+        ReceivedRequest.Usage usage = answer.usage();
+        if (step.abortAfterFirstToken()) {
+            answer.logAnswered(200, id, null);
+            if (request.stream()) {
+                List<String> events = streamEvents(id, request.model(), step.patch(), usage);
+                // Anthropic reports a failure mid-stream as an error event; then the connection goes.
+                List<String> written = new ArrayList<>(events.subList(0, 3));
+                written.add(event("error", errorBody(529, "Overloaded")));
+                EventStreams.abortStream(exchange, written, events);
+            } else {
+                EventStreams.abortBody(exchange, message(id, request.model(), step.patch(), usage));
+            }
+            return;
+        }
+        answer.logAnswered(200, id, usage);
+        if (request.stream()) {
+            EventStreams.stream(exchange, streamEvents(id, request.model(), step.patch(), usage));
+        } else {
+            Exchanges.sendJson(exchange, 200, message(id, request.model(), step.patch(), usage));
+        }
+    }
+
+    /** {@code {"type":"error","error":{"type","message"}}} as Anthropic answers it, typed by status. */
+    static ObjectNode errorBody(int status, String message) {
+        ObjectNode body = Exchanges.JSON.createObjectNode();
+        body.put("type", "error");
+        ObjectNode error = body.putObject("error");
+        error.put("type", errorType(status));
+        error.put("message", message);
+        return body;
+    }
+
+    private static String errorType(int status) {
+        return switch (status) {
+            case 401 -> "authentication_error";
+            case 403 -> "permission_error";
+            case 404 -> "not_found_error";
+            case 413 -> "request_too_large";
+            case 429 -> "rate_limit_error";
+            case 529 -> "overloaded_error";
+            default -> status >= 500 ? "api_error" : "invalid_request_error";
+        };
+    }
+
+    private static ObjectNode message(String id, String model, String patch, ReceivedRequest.Usage usage) {
+        ObjectNode message = messageStart(id, model, usage);
+        message.putArray("content").addObject().put("type", "text").put("text", patch);
+        message.put("stop_reason", "end_turn");
+        if (usage != null) {
+            message.putObject("usage")
+                    .put("input_tokens", usage.promptTokens())
+                    .put("output_tokens", usage.completionTokens());
+        }
+        return message;
+    }
+
+    /** The message as {@code message_start} announces it: no content yet, the input count and a provisional output. */
+    private static ObjectNode messageStart(String id, String model, ReceivedRequest.Usage usage) {
+        ObjectNode message = Exchanges.JSON.createObjectNode();
+        message.put("id", id);
+        message.put("type", "message");
+        message.put("role", "assistant");
+        message.putArray("content");
+        message.put("model", model);
+        message.putNull("stop_reason");
+        message.putNull("stop_sequence");
+        if (usage != null) {
+            message.putObject("usage").put("input_tokens", usage.promptTokens()).put("output_tokens", 1);
+        }
+        return message;
+    }
+
+    /**
+     * The events of a complete stream: message_start, one text block in several deltas, message_delta with the stop
+     * reason and the output count, message_stop. Without usage, neither message_start nor message_delta carries any.
+     */
+    private static List<String> streamEvents(String id, String model, String patch, ReceivedRequest.Usage usage) {
+        List<String> events = new ArrayList<>();
+        ObjectNode start = Exchanges.JSON.createObjectNode();
+        start.put("type", "message_start");
+        start.set("message", messageStart(id, model, usage));
+        events.add(event("message_start", start));
+        ObjectNode blockStart = Exchanges.JSON.createObjectNode();
+        blockStart.put("type", "content_block_start");
+        blockStart.put("index", 0);
+        blockStart.putObject("content_block").put("type", "text").put("text", "");
+        events.add(event("content_block_start", blockStart));
+        for (String piece : EventStreams.pieces(patch)) {
+            ObjectNode delta = Exchanges.JSON.createObjectNode();
+            delta.put("type", "content_block_delta");
+            delta.put("index", 0);
+            delta.putObject("delta").put("type", "text_delta").put("text", piece);
+            events.add(event("content_block_delta", delta));
+        }
+        ObjectNode blockStop = Exchanges.JSON.createObjectNode();
+        blockStop.put("type", "content_block_stop");
+        blockStop.put("index", 0);
+        events.add(event("content_block_stop", blockStop));
+        ObjectNode messageDelta = Exchanges.JSON.createObjectNode();
+        messageDelta.put("type", "message_delta");
+        messageDelta.putObject("delta").put("stop_reason", "end_turn").putNull("stop_sequence");
+        if (usage != null) {
+            messageDelta.putObject("usage").put("output_tokens", usage.completionTokens());
+        }
+        events.add(event("message_delta", messageDelta));
+        ObjectNode stop = Exchanges.JSON.createObjectNode();
+        stop.put("type", "message_stop");
+        events.add(event("message_stop", stop));
+        return events;
+    }
+
+    private static String event(String type, ObjectNode data) {
+        return "event: " + type + "\ndata: " + data + "\n\n";
+    }
+}

@@ -1,0 +1,66 @@
+package dev.jobapi.worker.provider;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jobapi.worker.config.WorkerConfig;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.UUID;
+import org.jboss.logging.Logger;
+
+/**
+ * The configured providers by name ({@code jobapi.provider.<name>.*}), one adapter each, built
+ * once at startup from the provider's {@code kind}.
+ */
+@ApplicationScoped
+public class ProviderRegistry {
+
+    private static final Logger LOG = Logger.getLogger(ProviderRegistry.class);
+
+    private final Map<String, ModelProvider> providers = new TreeMap<>();
+
+    ProviderRegistry(WorkerConfig config, ObjectMapper mapper) {
+        config.provider()
+                .forEach((name, settings) -> providers.put(
+                        name,
+                        switch (settings.kind()) {
+                            case OPENAI -> new OpenAiCompatibleProvider(name, settings, config.providers(), mapper);
+                            case ANTHROPIC -> new AnthropicProvider(name, settings, config.providers(), mapper);
+                        }));
+        LOG.infof("Providers configured: %s", providers.keySet());
+    }
+
+    /**
+     * The adapter for the provider {@code name}. A name this worker has no configuration for (the
+     * API accepted it, the worker's config lacks it) gets an adapter that fails every call with
+     * that reason without sending anything: the attempt fails once, visibly, instead of its
+     * message being redelivered into the same error.
+     */
+    public ModelProvider forName(String name) {
+        ModelProvider provider = providers.get(name);
+        return provider != null
+                ? provider
+                : new Unconfigured(name, providers.keySet().toString());
+    }
+
+    /** Stands in for a provider name with no configuration: never sends, never finds. */
+    private record Unconfigured(String name, String configured) implements ModelProvider {
+
+        @Override
+        public ProviderOutcome generate(ProviderRequest request) {
+            LOG.warnf(
+                    "Attempt %s names provider '%s', which this worker does not configure", request.attemptId(), name);
+            return new ProviderOutcome.Failed(
+                    null,
+                    "not sent: no provider named '" + name + "' is configured in the worker (jobapi.provider." + name
+                            + ".kind); configured: " + configured,
+                    false);
+        }
+
+        @Override
+        public Optional<ProviderOutcome.Completed> lookup(UUID attemptId, String remoteId) {
+            return Optional.empty();
+        }
+    }
+}

@@ -1,0 +1,342 @@
+package dev.jobapi.worker.provider;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jobapi.fakeprovider.DemoRepository;
+import dev.jobapi.fakeprovider.FakeProvider;
+import dev.jobapi.fakeprovider.ReceivedRequest;
+import dev.jobapi.fakeprovider.Script;
+import dev.jobapi.fakeprovider.Step;
+import dev.jobapi.worker.config.WorkerConfig;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+/**
+ * DESIGN.md's retry decision table, as every adapter must honour it against the fake provider
+ * speaking that adapter's wire format. One nested class per kind runs the whole contract, plus
+ * what only that API has.
+ */
+class ProviderContractTest {
+
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final Duration READ_TIMEOUT = Duration.ofSeconds(1);
+    private static final Duration BACKOFF = Duration.ofMillis(50);
+    /** The least two resends can wait: 50ms, then 100ms, each plus jitter. */
+    private static final Duration MIN_BACKOFF_OF_TWO_RESENDS = Duration.ofMillis(150);
+
+    private static final byte[] PATCH = DemoRepository.defaultPatch().getBytes(StandardCharsets.UTF_8);
+
+    private static FakeProvider fake;
+
+    @BeforeAll
+    static void startFake() {
+        fake = FakeProvider.start(0);
+    }
+
+    @AfterAll
+    static void stopFake() {
+        fake.stop();
+    }
+
+    /** The contract; a subclass names the adapter, its route and its ids. */
+    abstract static class Contract {
+
+        /** The adapter under test, configured with {@code model}, pointed at {@code baseUrl}. */
+        abstract ModelProvider adapter(String baseUrl, String model);
+
+        /** The route the adapter's API is served at. */
+        abstract String path();
+
+        /** How the API's answer ids begin. */
+        abstract String idPrefix();
+
+        /** A server error this API sends when it is busy. */
+        abstract int busyStatus();
+
+        final UUID attemptId = UUID.randomUUID();
+        final String requestKey = "attempt-" + attemptId;
+
+        @BeforeEach
+        void forgetEarlierRequests() {
+            fake.clearScripts();
+        }
+
+        ProviderOutcome generate(String prompt) {
+            return adapter(fake.baseUrl(), "contract-model")
+                    .generate(new ProviderRequest(attemptId, requestKey, "contract", prompt + "\nProvider: contract"));
+        }
+
+        @Test
+        void normalAnswerIsCompletedWithPatchUsageAndRemoteIdAndCarriesOurIds() {
+            ProviderOutcome outcome = generate("a normal answer");
+
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Completed.class);
+            ProviderOutcome.Completed completed = (ProviderOutcome.Completed) outcome;
+            ReceivedRequest logged = fake.requests().get(0);
+            assertThat(completed.patch()).isEqualTo(PATCH);
+            assertThat(completed.usage()).isNotNull();
+            assertThat(completed.usage().promptTokens())
+                    .isEqualTo(logged.usage().promptTokens());
+            assertThat(completed.usage().completionTokens())
+                    .isEqualTo(logged.usage().completionTokens());
+            assertThat(completed.remoteId()).startsWith(idPrefix()).isEqualTo(logged.remoteId());
+            assertThat(logged.path()).isEqualTo(path());
+            assertThat(logged.model())
+                    .as("the configured model, never the provider name")
+                    .isEqualTo("contract-model");
+            assertThat(logged.attemptId()).isEqualTo(attemptId.toString());
+            assertThat(logged.requestKey()).isEqualTo(requestKey);
+            assertThat(logged.stream()).isTrue();
+        }
+
+        @Test
+        void rateLimitAndServerErrorsBeforeTheFirstTokenAreResentWithBackoffAndTheSameKey() {
+            fake.addScript(Script.of("busy", Step.failing(429), Step.failing(busyStatus()), Step.ok()));
+
+            long started = System.nanoTime();
+            ProviderOutcome outcome = generate("busy provider");
+
+            assertThat(Duration.ofNanos(System.nanoTime() - started))
+                    .isGreaterThanOrEqualTo(MIN_BACKOFF_OF_TWO_RESENDS);
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Completed.class);
+            List<ReceivedRequest> sends = fake.requests();
+            assertThat(sends).extracting(ReceivedRequest::status).containsExactly(429, busyStatus(), 200);
+            assertThat(sends).extracting(ReceivedRequest::requestKey).containsOnly(requestKey);
+        }
+
+        @Test
+        void errorsPastTheSendBoundFailWithoutSpendAfterThreeSends() {
+            fake.addScript(Script.of("down", Step.failing(503)));
+
+            ProviderOutcome outcome = generate("provider down");
+
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Failed.class);
+            ProviderOutcome.Failed failed = (ProviderOutcome.Failed) outcome;
+            assertThat(failed.reason()).contains("503").contains("after 3 sends");
+            assertThat(failed.usageUnknown()).isFalse();
+            assertThat(fake.requests()).hasSize(3);
+        }
+
+        @Test
+        void readTimeoutAfterSendingIsUnknownAndNeverResent() {
+            fake.addScript(Script.of("slow", Step.delayed(3 * READ_TIMEOUT.toMillis())));
+
+            ProviderOutcome outcome = generate("slow provider");
+
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Unknown.class);
+            assertThat(((ProviderOutcome.Unknown) outcome).reason()).contains("read timeout");
+            // Nothing came back before the timeout, not even the headers: no id was known.
+            assertThat(outcome.remoteId()).isNull();
+            assertThat(fake.requests()).hasSize(1);
+        }
+
+        @Test
+        void abortAfterTheFirstTokenFailsWithPartialOutputDiscardedAndUsageUnknown() {
+            fake.addScript(Script.of("fragile", Step.abortingAfterFirstToken()));
+
+            ProviderOutcome outcome = generate("fragile stream");
+
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Failed.class);
+            ProviderOutcome.Failed failed = (ProviderOutcome.Failed) outcome;
+            assertThat(failed.reason()).contains("partial output discarded");
+            assertThat(failed.usageUnknown()).isTrue();
+            assertThat(failed.remoteId()).isEqualTo(fake.requests().get(0).remoteId());
+            assertThat(fake.requests()).hasSize(1);
+        }
+
+        @Test
+        void missingUsageIsCompletedWithNullUsage() {
+            fake.addScript(Script.of("no usage", Step.withoutUsage()));
+
+            ProviderOutcome outcome = generate("no usage reported");
+
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Completed.class);
+            assertThat(((ProviderOutcome.Completed) outcome).usage()).isNull();
+            assertThat(((ProviderOutcome.Completed) outcome).patch()).isEqualTo(PATCH);
+        }
+
+        @Test
+        void clientErrorFailsAtOnceWithTheProvidersMessage() {
+            fake.addScript(Script.of("refused", Step.failing(400)));
+
+            ProviderOutcome outcome = generate("refused request");
+
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Failed.class);
+            ProviderOutcome.Failed failed = (ProviderOutcome.Failed) outcome;
+            assertThat(failed.reason()).contains("400").contains("Scripted failure: status 400.");
+            assertThat(failed.usageUnknown()).isFalse();
+            assertThat(fake.requests()).hasSize(1);
+        }
+
+        @Test
+        void refusedConnectionIsResentThenFailsAsNeverSent() throws IOException {
+            int closedPort;
+            try (ServerSocket socket = new ServerSocket(0)) {
+                closedPort = socket.getLocalPort();
+            }
+            long started = System.nanoTime();
+
+            ProviderOutcome outcome = adapter("http://127.0.0.1:" + closedPort, "contract-model")
+                    .generate(new ProviderRequest(attemptId, requestKey, "contract", "nobody listens"));
+
+            assertThat(Duration.ofNanos(System.nanoTime() - started))
+                    .isGreaterThanOrEqualTo(MIN_BACKOFF_OF_TWO_RESENDS);
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Failed.class);
+            ProviderOutcome.Failed failed = (ProviderOutcome.Failed) outcome;
+            assertThat(failed.reason()).startsWith("not sent").contains("after 3 sends");
+            assertThat(failed.usageUnknown()).isFalse();
+            assertThat(failed.remoteId()).isNull();
+        }
+    }
+
+    @Nested
+    class OpenAi extends Contract {
+
+        @Override
+        ModelProvider adapter(String baseUrl, String model) {
+            return new OpenAiCompatibleProvider(
+                    "contract", new Settings(WorkerConfig.Provider.Kind.OPENAI, baseUrl, model), TRANSPORT, MAPPER);
+        }
+
+        @Override
+        String path() {
+            return "/v1/chat/completions";
+        }
+
+        @Override
+        String idPrefix() {
+            return "chatcmpl-";
+        }
+
+        @Override
+        int busyStatus() {
+            return 502;
+        }
+
+        @Test
+        void lookupFindsTheStoredCompletionByRemoteIdAndByAttemptId() {
+            fake.addScript(Script.of("lost answer", Step.delayed(2 * READ_TIMEOUT.toMillis())));
+            ModelProvider adapter = adapter(fake.baseUrl(), "contract-model");
+            assertThat(generate("lost answer")).isInstanceOf(ProviderOutcome.Unknown.class);
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> fake.requests().get(0).remoteId() != null);
+            String remoteId = fake.requests().get(0).remoteId();
+
+            Optional<ProviderOutcome.Completed> byId = adapter.lookup(attemptId, remoteId);
+            Optional<ProviderOutcome.Completed> byAttempt = adapter.lookup(attemptId, null);
+
+            assertThat(byId)
+                    .hasValueSatisfying(found -> assertThat(found.patch()).isEqualTo(PATCH));
+            assertThat(byAttempt)
+                    .hasValueSatisfying(found -> assertThat(found.remoteId()).isEqualTo(remoteId));
+        }
+    }
+
+    @Nested
+    class Anthropic extends Contract {
+
+        @Override
+        ModelProvider adapter(String baseUrl, String model) {
+            return new AnthropicProvider(
+                    "contract", new Settings(WorkerConfig.Provider.Kind.ANTHROPIC, baseUrl, model), TRANSPORT, MAPPER);
+        }
+
+        @Override
+        String path() {
+            return "/v1/messages";
+        }
+
+        @Override
+        String idPrefix() {
+            return "msg_";
+        }
+
+        @Override
+        int busyStatus() {
+            return 529;
+        }
+
+        @Test
+        void errorEventInTheStreamFailsWithTheProvidersErrorType() {
+            fake.addScript(Script.of("overloaded mid-stream", Step.abortingAfterFirstToken()));
+
+            ProviderOutcome outcome = generate("overloaded mid-stream");
+
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Failed.class);
+            assertThat(((ProviderOutcome.Failed) outcome).reason()).contains("overloaded_error");
+        }
+
+        @Test
+        void lookupHasNothingToFindBecauseTheApiKeepsNoMessages() {
+            assertThat(generate("a normal answer")).isInstanceOf(ProviderOutcome.Completed.class);
+
+            assertThat(adapter(fake.baseUrl(), "contract-model")
+                            .lookup(attemptId, fake.requests().get(0).remoteId()))
+                    .isEmpty();
+        }
+    }
+
+    private static final WorkerConfig.Providers TRANSPORT = new WorkerConfig.Providers() {
+        @Override
+        public Duration connectTimeout() {
+            return Duration.ofSeconds(1);
+        }
+
+        @Override
+        public Duration readTimeout() {
+            return READ_TIMEOUT;
+        }
+
+        @Override
+        public int maxSends() {
+            return 3;
+        }
+
+        @Override
+        public Duration backoff() {
+            return BACKOFF;
+        }
+    };
+
+    /** One provider's entry as the config would give it; timeouts come from the shared transport. */
+    private record Settings(WorkerConfig.Provider.Kind kind, String baseUrl, String model)
+            implements WorkerConfig.Provider {
+
+        @Override
+        public Optional<String> apiKey() {
+            return Optional.of("test-key");
+        }
+
+        @Override
+        public Optional<Duration> readTimeout() {
+            return Optional.empty();
+        }
+
+        @Override
+        public Optional<Duration> connectTimeout() {
+            return Optional.empty();
+        }
+
+        @Override
+        public int maxTokens() {
+            return 1024;
+        }
+
+        @Override
+        public boolean automaticFallback() {
+            return false;
+        }
+    }
+}
