@@ -101,6 +101,9 @@ final class Faults {
                 continue;
             }
             String detail = inject(fault);
+            // A process restarted while PostgreSQL or RabbitMQ was down may have exited at start-up:
+            // started again, as Kubernetes would.
+            ctl.run("revive");
             synchronized (this) {
                 injected.merge(fault.kind(), 1, Integer::sum);
             }
