@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.eclipse.jgit.lib.ObjectId;
 import org.eclipse.jgit.lib.Ref;
 import org.eclipse.jgit.lib.Repository;
@@ -163,7 +164,7 @@ final class Checker {
         figures.put("completed jobs", (long) completed.size());
         figures.put("commits on jobapi/* branches", commits);
 
-        for (String job : new java.util.TreeSet<>(completed)) {
+        for (String job : new TreeSet<>(completed)) {
             Applied row = appliedByJob.get(job);
             if (row == null || !row.status().equals("applied")) {
                 found.add("completed job " + job + " has no applied applied_patch row"

@@ -39,6 +39,8 @@ final class Drain {
     }
 
     private static final Duration FOLLOW_UP_EVERY = Duration.ofSeconds(10);
+    /** The reconciler looks every 2 s and a redelivery comes within seconds: this long without change is stuck. */
+    private static final Duration STUCK_AFTER = Duration.ofSeconds(90);
 
     private final Database database;
     private final Ctl ctl;
@@ -56,21 +58,33 @@ final class Drain {
         this.random = new Random(seed ^ 0xD7A1L);
     }
 
-    /** Waits until quiet or the budget is spent; returns how long it took, or null when it never got quiet. */
+    /**
+     * Waits until quiet, the budget is spent or nothing has changed for {@link #STUCK_AFTER}; returns how long it
+     * took, or null when it never got quiet.
+     */
     Duration await(Duration budget) throws InterruptedException {
         long start = System.nanoTime();
         long deadline = start + budget.toNanos();
+        long lastChange = start;
         Progress last = null;
         while (System.nanoTime() < deadline) {
             boolean sessionsEnded = load.awaitSessions(Duration.ZERO);
             try {
-                last = progress(sessionsEnded);
-                if (sessionsEnded && last.quiet()) {
+                Progress now = progress(sessionsEnded);
+                if (sessionsEnded && now.quiet()) {
                     return Duration.ofNanos(System.nanoTime() - start);
                 }
+                if (!now.equals(last)) {
+                    lastChange = System.nanoTime();
+                }
+                last = now;
             } catch (SQLException | RuntimeException e) {
                 last = null;
                 System.out.println("    drain: not readable yet: " + e.getMessage());
+            }
+            if (sessionsEnded && System.nanoTime() - lastChange > STUCK_AFTER.toNanos()) {
+                System.out.println("    drain: no change for " + STUCK_AFTER.toSeconds() + "s; checking what is left");
+                return null;
             }
             System.out.printf(
                     "    drain %3ds: %s%s%n",

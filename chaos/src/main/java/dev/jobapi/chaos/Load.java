@@ -11,7 +11,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -52,7 +54,7 @@ final class Load {
         this.seed = seed;
         this.fake = fake;
         this.readTimeoutMs = readTimeoutMs;
-        this.tokens = new java.util.HashMap<>();
+        this.tokens = new HashMap<>();
         for (String owner : OWNERS) {
             this.tokens.put(owner, tokens.mint(owner, List.of("user")));
         }
@@ -334,7 +336,7 @@ final class Load {
             boolean open = false;
             boolean succeeded = false;
             for (JsonNode attempt : job.path("attempts")) {
-                String state = attempt.path("state").asText().toLowerCase(java.util.Locale.ROOT);
+                String state = attempt.path("state").asText().toLowerCase(Locale.ROOT);
                 open |= state.equals("starting") || state.equals("unknown");
                 succeeded |= state.equals("succeeded");
             }

@@ -43,7 +43,7 @@ final class Report {
                     .append(" s (drain: ")
                     .append(
                             run.drainTook() == null
-                                    ? "NOT REACHED within its budget"
+                                    ? "NOT REACHED: budget spent or no change for 90 s"
                                     : run.drainTook().toSeconds() + " s")
                     .append(")\n");
             out.append("- system: 2 api processes, 3 worker processes, fake provider, own PostgreSQL and RabbitMQ\n");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.jobapi.chaos.Checker.Invariant;
 import java.io.File;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -239,7 +240,7 @@ class CheckerTest {
 
     private RevCommit commit(String message) throws Exception {
         File file = repository.resolve("counter.txt").toFile();
-        java.nio.file.Files.writeString(file.toPath(), message);
+        Files.writeString(file.toPath(), message);
         git.add().addFilepattern("counter.txt").call();
         return git.commit()
                 .setMessage(message)
