@@ -1,0 +1,183 @@
+package dev.jobapi.chaos;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The soak's driver, started by {@code chaos/run} once the system is up: {@code run} drives the load and
+ * the faults, drains and checks; {@code check} only checks a stack a run left behind. Exit status 0 when
+ * every invariant holds, 1 on any violation, 2 on bad arguments.
+ */
+public final class ChaosMain {
+
+    private ChaosMain() {}
+
+    /** The command line; chaos/run passes every one of these. */
+    record Options(
+            String mode,
+            int minutes,
+            int jobs,
+            long seed,
+            List<URI> apis,
+            URI fake,
+            Drain.Database database,
+            Path git,
+            Path privateKey,
+            String ctl,
+            Path state,
+            Path reportDir,
+            long readTimeoutMs) {
+
+        static Options parse(String[] args) {
+            if (args.length == 0 || !(args[0].equals("run") || args[0].equals("check"))) {
+                throw new IllegalArgumentException("first argument: run or check");
+            }
+            Map<String, String> values = new HashMap<>();
+            for (int i = 1; i < args.length; i += 2) {
+                if (!args[i].startsWith("--") || i + 1 >= args.length) {
+                    throw new IllegalArgumentException("expected --name value pairs, got " + Arrays.toString(args));
+                }
+                values.put(args[i].substring(2), args[i + 1]);
+            }
+            List<URI> apis = new ArrayList<>();
+            for (String api : required(values, "api").split(",")) {
+                apis.add(URI.create(api));
+            }
+            return new Options(
+                    args[0],
+                    Integer.parseInt(values.getOrDefault("minutes", "2")),
+                    Integer.parseInt(values.getOrDefault("jobs", "80")),
+                    Long.parseLong(values.getOrDefault("seed", "1")),
+                    apis,
+                    URI.create(required(values, "fake")),
+                    new Drain.Database(
+                            required(values, "db"), required(values, "db-user"), required(values, "db-password")),
+                    Path.of(required(values, "git")),
+                    Path.of(required(values, "private-key")),
+                    required(values, "ctl"),
+                    Path.of(required(values, "state")),
+                    Path.of(values.getOrDefault("report-dir", "chaos/reports")),
+                    Long.parseLong(values.getOrDefault("read-timeout-ms", "2000")));
+        }
+
+        private static String required(Map<String, String> values, String name) {
+            String value = values.get(name);
+            if (value == null) {
+                throw new IllegalArgumentException("--" + name + " is required");
+            }
+            return value;
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        Options options;
+        try {
+            options = Options.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("chaos driver: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        boolean clean = options.mode().equals("run") ? run(options) : check(options);
+        System.exit(clean ? 0 : 1);
+    }
+
+    private static boolean run(Options options) throws Exception {
+        Instant startedAt = Instant.now();
+        Duration window = Duration.ofMinutes(options.minutes());
+        Api api = new Api(options.apis());
+        Ctl ctl = new Ctl(options.ctl());
+        ClientLedger ledger = new ClientLedger();
+        DevTokens tokens = DevTokens.fromPem(options.privateKey());
+        Load load = new Load(api, ledger, tokens, options.seed(), options.fake(), options.readTimeoutMs());
+        Faults faults = new Faults(ctl, api, Faults.schedule(options.seed(), window));
+
+        System.out.println("==> load and faults for " + window.toMinutes() + " minute(s): " + options.jobs() + " jobs");
+        Instant loadStart = Instant.now();
+        Thread faultThread = new Thread(
+                () -> {
+                    try {
+                        faults.run(loadStart, window);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                },
+                "faults");
+        faultThread.start();
+        load.run(window, options.jobs());
+        long rest = Duration.between(Instant.now(), loadStart.plus(window)).toMillis();
+        if (rest > 0) {
+            Thread.sleep(rest);
+        }
+        faultThread.join();
+        System.out.println("==> faults stopped; every process running again");
+        ctl.run("ensure-running");
+
+        System.out.println("==> draining");
+        FakeLog fakeLog = new FakeLog(options.fake());
+        Drain drain = new Drain(options.database(), ctl, load, fakeLog, options.seed());
+        Duration budget = Duration.ofSeconds(Math.max(120, 30L * options.minutes()));
+        Duration drainTook = drain.await(budget);
+
+        System.out.println("==> checking");
+        ClientLedger.Saved saved = ledger.saved();
+        ledger.save(options.state().resolve("ledger.json"));
+        Checker.Result result = checkWith(options, saved, tokens);
+        Report.Run summary = new Report.Run(
+                options.seed(),
+                options.minutes(),
+                options.jobs(),
+                startedAt,
+                Duration.between(startedAt, Instant.now()),
+                drainTook,
+                load.scriptedFaults(),
+                faults.injected(),
+                faults.log(),
+                faults.skipped(),
+                drain.followUps());
+        return report(options, Report.render(summary, saved, result), result);
+    }
+
+    private static boolean check(Options options) throws Exception {
+        ClientLedger.Saved saved = ClientLedger.load(options.state().resolve("ledger.json"));
+        Checker.Result result = checkWith(options, saved, DevTokens.fromPem(options.privateKey()));
+        return report(options, Report.render(null, saved, result), result);
+    }
+
+    private static Checker.Result checkWith(Options options, ClientLedger.Saved ledger, DevTokens tokens)
+            throws Exception {
+        JsonNode providerLog = new FakeLog(options.fake()).fetch();
+        FakeLog.save(providerLog, options.state().resolve("fake-requests.json"));
+        Ctl ctl = new Ctl(options.ctl());
+        Checker.Inputs inputs = new Checker.Inputs(
+                ledger,
+                FakeLog.requests(providerLog),
+                options.git(),
+                DeadLetters.list(new Api(options.apis()), tokens.mint("chaos-operator", List.of("operator"))),
+                ctl.queueDepths());
+        try (Connection db = options.database().connect()) {
+            return Checker.check(db, inputs);
+        }
+    }
+
+    private static boolean report(Options options, String report, Checker.Result result) throws IOException {
+        System.out.println();
+        System.out.println(report);
+        Files.createDirectories(options.reportDir());
+        Path file = options.reportDir().resolve("latest.md");
+        Files.writeString(file, report);
+        System.out.println("report written to " + file);
+        return result.clean();
+    }
+}

@@ -1,0 +1,104 @@
+package dev.jobapi.chaos;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What the client load was told: every 2xx answer's job and attempt ids by the key that asked for them,
+ * and how many requests of each kind it sent. The checker holds the database to these.
+ */
+final class ClientLedger {
+
+    /** Counters of the report; the names are the report's lines. */
+    enum Count {
+        JOBS_SUBMITTED("jobs submitted (distinct keys)"),
+        JOBS_ACKNOWLEDGED("jobs acknowledged with a 2xx"),
+        DOUBLE_SUBMITS("double submits (same key twice, concurrently)"),
+        RELOADS("reloads (key replayed after the answer was dropped)"),
+        RETRIES("retries of the same key after no answer or a 5xx"),
+        FALLBACKS("fallback requests (new attempt, fresh key)"),
+        FALLBACK_REPLAYS("fallback requests replayed with the same key"),
+        REVIEW_REQUIRED("fallbacks refused with review-required"),
+        SUPERSESSIONS("reviewer supersessions"),
+        CANCELS("cancels"),
+        GAVE_UP("requests never answered within the retry budget");
+
+        final String label;
+
+        Count(String label) {
+            this.label = label;
+        }
+    }
+
+    /** The ledger as written to and read from {@code ledger.json}, for {@code chaos/run check}. */
+    record Saved(
+            Map<String, Set<String>> jobIdsByOwnerKey,
+            Map<String, String> ownerByJob,
+            Map<String, Set<String>> attemptIdsByJobKey,
+            Map<Count, Long> counts,
+            List<String> unexpectedAnswers) {}
+
+    private final Map<String, Set<String>> jobIdsByOwnerKey = new ConcurrentSkipListMap<>();
+    private final Map<String, String> ownerByJob = new ConcurrentSkipListMap<>();
+    private final Map<String, Set<String>> attemptIdsByJobKey = new ConcurrentSkipListMap<>();
+    private final Map<Count, AtomicLong> counts = new ConcurrentHashMap<>();
+    private final List<String> unexpectedAnswers = new ArrayList<>();
+
+    void count(Count count) {
+        counts.computeIfAbsent(count, c -> new AtomicLong()).incrementAndGet();
+    }
+
+    long get(Count count) {
+        AtomicLong value = counts.get(count);
+        return value == null ? 0 : value.get();
+    }
+
+    /** A 2xx answer to POST /jobs: the job the key stands for. */
+    void jobAnswered(String owner, String key, String jobId) {
+        jobIdsByOwnerKey
+                .computeIfAbsent(owner + " " + key, k -> ConcurrentHashMap.newKeySet())
+                .add(jobId);
+        ownerByJob.put(jobId, owner);
+    }
+
+    /** A 2xx answer to POST /jobs/{id}/attempts: the attempt the key stands for. */
+    void attemptAnswered(String jobId, String key, String attemptId) {
+        attemptIdsByJobKey
+                .computeIfAbsent(jobId + " " + key, k -> ConcurrentHashMap.newKeySet())
+                .add(attemptId);
+    }
+
+    /** An answer the contract does not allow for the request (kept for the report, at most 50). */
+    synchronized void unexpected(String what) {
+        if (unexpectedAnswers.size() < 50) {
+            unexpectedAnswers.add(what);
+        }
+    }
+
+    synchronized Saved saved() {
+        Map<Count, Long> values = new TreeMap<>();
+        counts.forEach((count, value) -> values.put(count, value.get()));
+        return new Saved(
+                Map.copyOf(jobIdsByOwnerKey),
+                Map.copyOf(ownerByJob),
+                Map.copyOf(attemptIdsByJobKey),
+                values,
+                List.copyOf(unexpectedAnswers));
+    }
+
+    void save(Path file) throws IOException {
+        Api.JSON.writerWithDefaultPrettyPrinter().writeValue(file.toFile(), saved());
+    }
+
+    static Saved load(Path file) throws IOException {
+        return Api.JSON.readValue(file.toFile(), Saved.class);
+    }
+}

@@ -1,0 +1,170 @@
+package dev.jobapi.chaos;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+
+/**
+ * After the faults: waits, with a bounded budget and a progress line every few seconds, until nothing is
+ * left to happen: the client's sessions ended, no attempt starting, the outbox sent, no apply pending, no
+ * job still accepted or running, no completion the provider stored left to reconcile, the work and delay
+ * queues empty. A job whose attempts all failed is the owner's to move on: the drain asks for its fallback.
+ */
+final class Drain {
+
+    record Progress(
+            long starting, long unsent, long pendingApplies, long unsettledJobs, long unreconciled, long queued) {
+        boolean quiet() {
+            return starting == 0
+                    && unsent == 0
+                    && pendingApplies == 0
+                    && unsettledJobs == 0
+                    && unreconciled == 0
+                    && queued == 0;
+        }
+
+        @Override
+        public String toString() {
+            return "queued " + queued + ", starting " + starting + ", outbox unsent " + unsent + ", applies pending "
+                    + pendingApplies + ", jobs accepted/running " + unsettledJobs + ", completions to reconcile "
+                    + unreconciled;
+        }
+    }
+
+    private static final Duration FOLLOW_UP_EVERY = Duration.ofSeconds(10);
+    /** The reconciler looks every 2 s and a redelivery comes within seconds: this long without change is stuck. */
+    private static final Duration STUCK_AFTER = Duration.ofSeconds(90);
+
+    private final Database database;
+    private final Ctl ctl;
+    private final Load load;
+    private final FakeLog fakeLog;
+    private final Random random;
+    private final Map<String, Long> lastFollowUp = new HashMap<>();
+    private int followUps;
+
+    Drain(Database database, Ctl ctl, Load load, FakeLog fakeLog, long seed) {
+        this.database = database;
+        this.ctl = ctl;
+        this.load = load;
+        this.fakeLog = fakeLog;
+        this.random = new Random(seed ^ 0xD7A1L);
+    }
+
+    /**
+     * Waits until quiet, the budget is spent or nothing has changed for {@link #STUCK_AFTER}; returns how long it
+     * took, or null when it never got quiet.
+     */
+    Duration await(Duration budget) throws InterruptedException {
+        long start = System.nanoTime();
+        long deadline = start + budget.toNanos();
+        long lastChange = start;
+        Progress last = null;
+        while (System.nanoTime() < deadline) {
+            boolean sessionsEnded = load.awaitSessions(Duration.ZERO);
+            try {
+                Progress now = progress(sessionsEnded);
+                if (sessionsEnded && now.quiet()) {
+                    return Duration.ofNanos(System.nanoTime() - start);
+                }
+                if (!now.equals(last)) {
+                    lastChange = System.nanoTime();
+                }
+                last = now;
+            } catch (SQLException | RuntimeException e) {
+                last = null;
+                System.out.println("    drain: not readable yet: " + e.getMessage());
+            }
+            if (sessionsEnded && System.nanoTime() - lastChange > STUCK_AFTER.toNanos()) {
+                System.out.println("    drain: no change for " + STUCK_AFTER.toSeconds() + "s; checking what is left");
+                return null;
+            }
+            System.out.printf(
+                    "    drain %3ds: %s%s%n",
+                    Duration.ofNanos(System.nanoTime() - start).toSeconds(),
+                    last == null ? "-" : last,
+                    sessionsEnded ? "" : ", client sessions still following their jobs");
+            Thread.sleep(3_000);
+        }
+        System.out.println("    drain budget of " + budget.toSeconds() + "s spent; last: " + last);
+        return null;
+    }
+
+    int followUps() {
+        return followUps;
+    }
+
+    private Progress progress(boolean sessionsEnded) throws SQLException, InterruptedException {
+        Map<String, Long> depths = ctl.queueDepths();
+        long queued = depths.getOrDefault(Checker.WORK_QUEUE, 0L) + depths.getOrDefault(Checker.DELAY_QUEUE, 0L);
+        Set<String> stored = fakeLog.storedCompletionAttempts();
+        try (Connection db = database.connect()) {
+            long unreconciled = 0;
+            try (PreparedStatement statement = db.prepareStatement("SELECT a.id FROM attempt a"
+                            + " WHERE (a.state = 'unknown' AND NOT a.quarantined OR a.state = 'superseded')"
+                            + " AND NOT EXISTS (SELECT 1 FROM usage_record u WHERE u.attempt_id = a.id)");
+                    ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    if (stored.contains(rs.getString(1))) {
+                        unreconciled++;
+                    }
+                }
+            }
+            if (sessionsEnded) {
+                followUpStalledJobs(db);
+            }
+            return new Progress(
+                    count(db, "SELECT count(*) FROM attempt WHERE state = 'starting'"),
+                    count(db, "SELECT count(*) FROM outbox WHERE sent_at IS NULL"),
+                    count(db, "SELECT count(*) FROM applied_patch WHERE status = 'pending'"),
+                    count(db, "SELECT count(*) FROM job WHERE state IN ('accepted', 'running')"),
+                    unreconciled,
+                    queued);
+        }
+    }
+
+    /** Jobs whose every attempt failed or lost wait for their owner: ask for the fallback, as a user would. */
+    private void followUpStalledJobs(Connection db) throws SQLException, InterruptedException {
+        Map<String, String> stalled = new HashMap<>();
+        try (PreparedStatement statement = db.prepareStatement("SELECT j.id, j.owner_id FROM job j"
+                        + " WHERE j.state IN ('accepted', 'running') AND NOT EXISTS (SELECT 1 FROM attempt a"
+                        + " WHERE a.job_id = j.id AND a.state IN ('starting', 'unknown', 'succeeded'))");
+                ResultSet rs = statement.executeQuery()) {
+            while (rs.next()) {
+                stalled.put(rs.getString(1), rs.getString(2));
+            }
+        }
+        long now = System.nanoTime();
+        for (var job : stalled.entrySet()) {
+            Long last = lastFollowUp.get(job.getKey());
+            if (last != null && now - last < FOLLOW_UP_EVERY.toNanos()) {
+                continue;
+            }
+            lastFollowUp.put(job.getKey(), now);
+            followUps++;
+            load.fallback(job.getKey(), job.getValue(), "drain-fallback-" + followUps, random);
+        }
+    }
+
+    private static long count(Connection db, String sql) throws SQLException {
+        try (PreparedStatement statement = db.prepareStatement(sql);
+                ResultSet rs = statement.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** Where the soak's database is. */
+    record Database(String url, String user, String password) {
+        Connection connect() throws SQLException {
+            return DriverManager.getConnection(url, user, password);
+        }
+    }
+}
