@@ -18,6 +18,9 @@ import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -360,6 +363,71 @@ class AttemptPipelineTest extends WorkerTestSupport {
                 .isEqualTo("7+11 provider_reported");
         assertThat(commitsOnJobBranch(job)).isEqualTo(1);
         assertThat(requestsMatching("calls back")).hasSize(1);
+    }
+
+    @Test
+    void staleBranchLockLeftByAKilledWorkerDoesNotBlockTheApply() throws Exception {
+        UUID job = aJob("stale lock");
+        // What a worker SIGKILLed in the middle of moving the job's branch leaves behind (found by the chaos soak).
+        Path lock = FakeProviderResource.repository.resolve(".git/refs/heads/jobapi/" + job + ".lock");
+        Files.createDirectories(lock.getParent());
+        Files.createFile(lock);
+        Files.setLastModifiedTime(lock, FileTime.from(Instant.now().minusSeconds(60)));
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+        assertThat(lock).doesNotExist();
+    }
+
+    @Test
+    void applyStoppedByACrashAfterTheElectionWithNoMessageLeftIsResumed() throws Exception {
+        // The state a worker leaves when it dies between the reconciler's election and the apply: a
+        // winner, its output and usage, no applied_patch, and no message (the reconciler has none).
+        UUID job = aJob("stalled apply");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        String patch = DemoRepository.defaultPatch().replace("'", "''");
+        execute("INSERT INTO generation (attempt_id, patch, output_digest, created_at) VALUES ('" + attempt
+                + "', convert_to('" + patch + "', 'UTF8'), 'sha256:stalled', now())");
+        execute("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source,"
+                + " recorded_at) VALUES ('" + attempt + "', 'alice', 'fake-a', 5, 8, 'provider_reported', now())");
+        execute("UPDATE attempt SET state = 'succeeded', output_digest = 'sha256:stalled', sent_at = now()"
+                + " - interval '1 minute' WHERE id = '" + attempt + "'");
+        execute("UPDATE job SET state = 'needs_review', winning_attempt_id = '" + attempt + "', version = 1,"
+                + " updated_at = now() - interval '10 seconds' WHERE id = '" + job + "'");
+
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM applied_patch WHERE job_id = '" + job + "' AND status = 'applied'"))
+                .isEqualTo(1);
+    }
+
+    @Test
+    void attemptsTheProviderNeverKnewDoNotStarveOneItCanAnswer() {
+        UUID job = aJob("starvation");
+        // More never-findable lost answers than a round looks up, all older than the findable one.
+        execute("INSERT INTO attempt (id, job_id, provider, state, request_key, reason, sent_at, created_at,"
+                + " updated_at) SELECT gen_random_uuid(), '" + job + "', 'fake-a', 'unknown', 'attempt-lost-' || g,"
+                + " 'read timed out', now() - interval '1 hour' - g * interval '1 second', now(), now()"
+                + " FROM generate_series(1, 25) g");
+        UUID findable = aStartingAttempt(job, "fake-a");
+        execute("UPDATE attempt SET state = 'unknown', reason = 'read timed out', sent_at = now() - interval"
+                + " '1 minute' WHERE id = '" + findable + "'");
+        QuarkusTransaction.requiringNew()
+                .run(() -> callbacks.store(
+                        new ProviderCallback(
+                                findable,
+                                "fake-a",
+                                "found-at-last",
+                                DemoRepository.defaultPatch().getBytes(StandardCharsets.UTF_8),
+                                3,
+                                4,
+                                Instant.now()),
+                        Instant.now()));
+
+        await().atMost(PATIENCE)
+                .until(() -> count("SELECT count(*) FROM usage_record WHERE attempt_id = '" + findable + "'") == 1);
     }
 
     @Test

@@ -5,6 +5,12 @@ import java.io.ByteArrayInputStream;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Optional;
 import org.eclipse.jgit.lib.CommitBuilder;
 import org.eclipse.jgit.lib.Constants;
@@ -19,6 +25,7 @@ import org.eclipse.jgit.patch.PatchApplier;
 import org.eclipse.jgit.revwalk.RevCommit;
 import org.eclipse.jgit.revwalk.RevWalk;
 import org.eclipse.jgit.storage.file.FileRepositoryBuilder;
+import org.jboss.logging.Logger;
 
 /**
  * Commits a winning patch to the branch {@code <prefix><job id>} of a git repository, with the apply
@@ -29,6 +36,14 @@ import org.eclipse.jgit.storage.file.FileRepositoryBuilder;
 public class GitApplier implements Applier {
 
     static final String TRAILER = "Idempotency-Key: ";
+
+    /**
+     * A ref update holds its lock file for milliseconds; one this old was left by a worker killed
+     * in the middle of an update, and would refuse every later update of the branch.
+     */
+    static final Duration STALE_LOCK = Duration.ofSeconds(30);
+
+    private static final Logger LOG = Logger.getLogger(GitApplier.class);
 
     private final File repository;
     private final String branchPrefix;
@@ -49,16 +64,7 @@ public class GitApplier implements Applier {
         try (Repository repo = open();
                 RevWalk walk = new RevWalk(repo)) {
             Ref ref = repo.exactRef(Constants.R_HEADS + branch(target));
-            if (ref == null) {
-                return Optional.empty();
-            }
-            walk.markStart(walk.parseCommit(ref.getObjectId()));
-            for (RevCommit commit : walk) {
-                if (commit.getFullMessage().contains(TRAILER + key.value())) {
-                    return Optional.of(commit.getName());
-                }
-            }
-            return Optional.empty();
+            return ref == null ? Optional.empty() : commitWithTrailer(walk, ref.getObjectId(), key);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -71,6 +77,15 @@ public class GitApplier implements Applier {
                 ObjectInserter inserter = repo.newObjectInserter()) {
             String branchRef = Constants.R_HEADS + branch(target);
             Ref existing = repo.exactRef(branchRef);
+            if (existing != null) {
+                // Another apply of this key may have moved the branch since the caller looked; the
+                // ref compare-and-swap below then refuses anything that moved after this read.
+                Optional<String> applied = commitWithTrailer(walk, existing.getObjectId(), key);
+                if (applied.isPresent()) {
+                    return applied.get();
+                }
+                walk.reset();
+            }
             ObjectId parentId = existing != null ? existing.getObjectId() : repo.resolve(target.baseRef());
             if (parentId == null) {
                 throw new IllegalStateException("Base ref '" + target.baseRef() + "' does not exist in " + repository);
@@ -99,6 +114,7 @@ public class GitApplier implements Applier {
             update.setNewObjectId(commitId);
             update.setExpectedOldObjectId(existing != null ? existing.getObjectId() : ObjectId.zeroId());
             update.setRefLogMessage("jobapi apply " + key.value(), false);
+            clearStaleLock(repo, branchRef);
             RefUpdate.Result moved = update.update(walk);
             if (moved != RefUpdate.Result.NEW && moved != RefUpdate.Result.FAST_FORWARD) {
                 throw new IllegalStateException("Branch " + branchRef + " moved under us: " + moved);
@@ -106,6 +122,29 @@ public class GitApplier implements Applier {
             return commitId.getName();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    private static Optional<String> commitWithTrailer(RevWalk walk, ObjectId tip, ApplyKey key) throws IOException {
+        walk.markStart(walk.parseCommit(tip));
+        for (RevCommit commit : walk) {
+            if (commit.getFullMessage().contains(TRAILER + key.value())) {
+                return Optional.of(commit.getName());
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static void clearStaleLock(Repository repo, String ref) throws IOException {
+        Path lock = repo.getDirectory().toPath().resolve(ref + ".lock");
+        try {
+            FileTime modified = Files.getLastModifiedTime(lock);
+            if (modified.toInstant().isBefore(Instant.now().minus(STALE_LOCK))) {
+                LOG.warnf("Removing %s, left since %s by a process that died while moving the branch", lock, modified);
+                Files.deleteIfExists(lock);
+            }
+        } catch (NoSuchFileException e) {
+            // no lock: the usual case
         }
     }
 

@@ -43,9 +43,17 @@ public interface WorkerConfig {
         @WithDefault("7d")
         Duration maxAge();
 
-        /** Attempts looked up per round. */
+        /** Attempts looked up per round, the least recently asked about first. */
         @WithDefault("20")
         int batchSize();
+
+        /**
+         * A job whose winner was elected this long ago and is still not completed lost its apply to
+         * a crash with no message left to redeliver (the reconciler's own apply); the reconciler
+         * resumes it. An apply takes milliseconds, so two minutes is far past any live one.
+         */
+        @WithDefault("2m")
+        Duration stalledApplyAfter();
     }
 
     /** How this worker claims attempts. */

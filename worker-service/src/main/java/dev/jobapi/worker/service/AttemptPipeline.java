@@ -419,6 +419,14 @@ public class AttemptPipeline {
     }
 
     /**
+     * Applies an elected winner whose apply a crash stopped with no message left to redeliver; the
+     * apply reads applied_patch and the target first, so resuming one that finished changes nothing.
+     */
+    public void resumeApply(UUID attemptId) {
+        apply(attemptId);
+    }
+
+    /**
      * Exactly-once apply (DESIGN.md rule 7). The key is reserved in applied_patch first; a key that
      * exists already means applied (success) or pending (outcome unknown: ask the target first).
      */

@@ -18,8 +18,9 @@ import org.jboss.logging.Logger;
 /**
  * Looks, on a schedule, for attempts whose answer was lost (unknown, or superseded by a reviewer
  * while the provider may still have worked) and that have no usage recorded, and asks their
- * provider what happened. Several workers may do this at once: every write it leads to is
- * conditional, so the second one finds the work done.
+ * provider what happened, the least recently asked first. It also resumes applies that a crash
+ * stopped after the election where no message is left to redeliver. Several workers may do this at
+ * once: every write it leads to is conditional, so the second one finds the work done.
  */
 @ApplicationScoped
 public class Reconciler {
@@ -65,13 +66,15 @@ public class Reconciler {
 
     /** One pass over the candidates; returns how many were reconciled. */
     public int round() {
+        resumeStalledApplies();
         var now = clock.instant();
         @SuppressWarnings("unchecked")
         List<UUID> candidates = QuarkusTransaction.requiringNew()
                 .call(() -> em.createNativeQuery("SELECT a.id FROM attempt a WHERE a.sent_at IS NOT NULL"
                                 + " AND (a.state = 'unknown' AND NOT a.quarantined OR a.state = 'superseded')"
                                 + " AND NOT EXISTS (SELECT 1 FROM usage_record u WHERE u.attempt_id = a.id)"
-                                + " AND a.sent_at < ?1 AND a.sent_at > ?2 ORDER BY a.sent_at LIMIT ?3")
+                                + " AND a.sent_at < ?1 AND a.sent_at > ?2"
+                                + " ORDER BY a.looked_up_at NULLS FIRST, a.sent_at LIMIT ?3")
                         .setParameter(1, now.minus(config.minAge()))
                         .setParameter(2, now.minus(config.maxAge()))
                         .setParameter(3, config.batchSize())
@@ -81,7 +84,32 @@ public class Reconciler {
             if (pipeline.reconcile(attemptId)) {
                 reconciled++;
             }
+            QuarkusTransaction.requiringNew()
+                    .run(() -> em.createNativeQuery("UPDATE attempt SET looked_up_at = ?1 WHERE id = ?2")
+                            .setParameter(1, clock.instant())
+                            .setParameter(2, attemptId)
+                            .executeUpdate());
         }
         return reconciled;
+    }
+
+    private void resumeStalledApplies() {
+        @SuppressWarnings("unchecked")
+        List<UUID> winners = QuarkusTransaction.requiringNew().call(() -> em.createNativeQuery(
+                        "SELECT winning_attempt_id FROM job WHERE winning_attempt_id IS NOT NULL"
+                                + " AND state IN ('accepted', 'running', 'needs_review') AND updated_at < ?1"
+                                + " ORDER BY updated_at LIMIT ?2")
+                .setParameter(1, clock.instant().minus(config.stalledApplyAfter()))
+                .setParameter(2, config.batchSize())
+                .getResultList());
+        for (UUID winner : winners) {
+            LOG.warnf("Resuming the apply of attempt %s, stopped after its election", winner);
+            try {
+                pipeline.resumeApply(winner);
+            } catch (RuntimeException e) {
+                // One target refusing must not hold up the others or the lookups below.
+                LOG.errorf("Apply of attempt %s failed again, next round retries: %s", winner, e.toString());
+            }
+        }
     }
 }
