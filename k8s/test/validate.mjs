@@ -263,7 +263,7 @@ function workerConfig(objs, worker, container, jarProps) {
   const problems = [];
   const workingDir = jarProps["quarkus.jib.working-directory"] ?? "/home/jboss";
   if (container.workingDir !== workingDir) {
-    problems.push(`worker workingDir is ${container.workingDir ?? "the image's"}, not ${workingDir} (the Jib image's directory) where config/ is mounted`);
+    problems.push(`worker workingDir is ${container.workingDir ?? "not set"}: set it to ${workingDir} (the Jib image's directory) and mount config/ there`);
   }
   const configDir = `${container.workingDir ?? workingDir}/config`;
   let mounted = {};
@@ -564,7 +564,7 @@ function overlayChecks(overlay, objs, { templateSecrets, props, poms, images }) 
       // A key is only ever an expression over the environment, which a Secret fills.
       const rawKey = workerConf.config[`jobapi.provider.${name}.api-key`];
       if (rawKey !== undefined && !/^\$\{[^}]+\}$/.test(rawKey.trim())) problems.push(`${name}: api-key is a literal; write \${ENV_VAR} and fill it from a Secret`);
-      else if (rawKey !== undefined && !p["api-key"].secrets.length) problems.push(`${name}: api-key ${rawKey} does not come from a Secret`);
+      else if (rawKey !== undefined && !p["api-key"].unresolved.length && !p["api-key"].secrets.length) problems.push(`${name}: api-key ${rawKey} does not come from a Secret`);
     }
     const facts = accepted.filter((n) => providers.has(n)).map((n) => `${n}: ${providers.get(n).kind?.value} ${providers.get(n).model?.value}`);
     return problems.length ? problems : [note(facts.join(", "))];
