@@ -840,7 +840,7 @@ function overlayChecks(overlay, objs, { templateSecrets, props, poms, images }) 
       const verifies = apiEnv.JOBAPI_FAKE_CALLBACK_SECRET;
       if (!signs?.secret) problems.push("FAKE_CALLBACK_SECRET does not come from a Secret");
       else if (!verifies?.secret || verifies.secret !== signs.secret || verifies.key !== signs.key) {
-        problems.push(`the fake signs with ${signs.secret}/${signs.key}, the api verifies with ${verifies?.secret ? `${verifies.secret}/${verifies.key}` : JSON.stringify(verifies)}`);
+        problems.push(`the fake signs with ${signs.secret}/${signs.key}, the api's JOBAPI_FAKE_CALLBACK_SECRET is ${verifies?.secret ? `${verifies.secret}/${verifies.key}` : (verifies ?? "not set")}`);
       }
       // Every accepted provider the worker sends to the fake must have that key in the api.
       const fakeHost = Object.values(podLabels(fake)).length && of(objs, "Service").find((s) => selects({ matchLabels: s.spec.selector }, podLabels(fake)))?.metadata.name;
