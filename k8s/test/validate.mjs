@@ -112,10 +112,14 @@ function readYamlDocs(file) {
 
 // application.properties as the prod profile sees it: plain keys, overridden by %prod. keys.
 function readProperties(file) {
+  return parseProperties(readFileSync(file, "utf8"));
+}
+
+function parseProperties(text) {
   const plain = {};
   const prod = {};
   let pending = "";
-  for (const raw of readFileSync(file, "utf8").split(/\r?\n/)) {
+  for (const raw of String(text).split(/\r?\n/)) {
     let line = pending + raw.trim();
     pending = "";
     if (line.endsWith("\\")) {
@@ -235,6 +239,81 @@ function containerPort(container, port) {
   const p = (container.ports ?? []).find((x) => x.name === port || x.containerPort === port);
   return p?.containerPort;
 }
+
+// The Service a URL names in this namespace (a host without dots), the Deployment it selects and
+// the container port it routes that URL's port to (the port NetworkPolicies see).
+function serviceTarget(objs, url) {
+  const svc = named(objs, "Service", url.hostname);
+  const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  const problems = [];
+  if (!svc) return { problems: [`${url} names no Service in this overlay`] };
+  const svcPort = svc.spec.ports.find((p) => p.port === port);
+  if (!svcPort) problems.push(`Service ${url.hostname} has no port ${port}`);
+  const target = of(objs, "Deployment").find((d) => selects({ matchLabels: svc.spec.selector }, podLabels(d)));
+  const podPort = target && svcPort ? podSpec(target).containers.map((c) => containerPort(c, svcPort.targetPort ?? port)).find(Boolean) : undefined;
+  return { problems, target, podPort };
+}
+
+// ------------------------------------------------------------------- worker's providers ---
+
+// What the worker's Quarkus reads: application.properties in the image, overridden by
+// $PWD/config/application.properties, which the Deployment mounts from a ConfigMap into the
+// image's working directory (quarkus.jib.working-directory, /home/jboss by default).
+function workerConfig(objs, worker, container, jarProps) {
+  const problems = [];
+  const workingDir = jarProps["quarkus.jib.working-directory"] ?? "/home/jboss";
+  if (container.workingDir !== workingDir) {
+    problems.push(`worker workingDir is ${container.workingDir ?? "not set"}: set it to ${workingDir} (the Jib image's directory) and mount config/ there`);
+  }
+  const configDir = `${container.workingDir ?? workingDir}/config`;
+  let mounted = {};
+  const mount = (container.volumeMounts ?? []).find((m) => m.mountPath.replace(/\/$/, "") === configDir);
+  const volume = mount && (podSpec(worker).volumes ?? []).find((v) => v.name === mount.name);
+  if (!mount) problems.push(`nothing is mounted at ${configDir}: the worker has only its built-in providers`);
+  else if (!volume?.configMap) problems.push(`${configDir} is not a ConfigMap volume`);
+  else {
+    const cm = named(objs, "ConfigMap", volume.configMap.name);
+    const item = (volume.configMap.items ?? []).find((i) => i.path === "application.properties");
+    const key = volume.configMap.items ? item?.key : "application.properties";
+    if (!cm) problems.push(`${configDir} mounts ConfigMap ${volume.configMap.name}, which is not rendered`);
+    else if (!key || typeof cm.data?.[key] !== "string") problems.push(`ConfigMap ${volume.configMap.name} puts no application.properties in ${configDir}`);
+    else mounted = parseProperties(cm.data[key]);
+  }
+  return { problems, config: { ...jarProps, ...mounted }, mounted };
+}
+
+// A property value with its ${NAME} and ${NAME:default} expressions resolved as Quarkus does:
+// the environment first (a Secret's value stays unknown here), then the configuration.
+function expand(value, env, config) {
+  const unresolved = [];
+  const secrets = [];
+  const resolved = String(value).replace(/\$\{([^}:]+)(?::([^}]*))?\}/g, (_, name, fallback) => {
+    const v = env[name] ?? config[name];
+    if (v && typeof v === "object") {
+      secrets.push(`${v.secret}/${v.key}`);
+      return `<${v.secret}/${v.key}>`;
+    }
+    if (v !== undefined) return String(v);
+    if (fallback !== undefined) return fallback;
+    unresolved.push(name);
+    return "";
+  });
+  return { value: resolved, unresolved, secrets };
+}
+
+// jobapi.provider.<name>.<field> entries, per name.
+function providerEntries(config) {
+  const providers = new Map();
+  for (const [key, value] of Object.entries(config)) {
+    const m = key.match(/^jobapi\.provider\.([^.]+)\.(.+)$/);
+    if (!m) continue;
+    if (!providers.has(m[1])) providers.set(m[1], {});
+    providers.get(m[1])[m[2]] = value;
+  }
+  return providers;
+}
+
+const PROVIDER_KINDS = ["openai", "anthropic"];
 
 // ------------------------------------------------------------------------------ checks ---
 
@@ -397,6 +476,18 @@ function overlayChecks(overlay, objs, { templateSecrets, props, poms, images }) 
   ]);
   if (!api || !worker || rabbit.length !== 1 || pg.length !== 1) return;
 
+  // The providers clients may name (the api's ConfigMap) as the worker resolves them.
+  const workerMain = mainOf(worker, "worker-service");
+  const workerEnv = envOf(workerMain, objs);
+  const apiEnv = envOf(mainOf(api, "api-service"), objs);
+  const accepted = String(apiEnv.JOBAPI_PROVIDERS_NAMES ?? "").split(",").map((n) => n.trim()).filter(Boolean);
+  const workerConf = workerConfig(objs, worker, workerMain, props["worker-service"]);
+  const providers = new Map(
+    [...providerEntries(workerConf.config)]
+      .filter(([name]) => accepted.includes(name))
+      .map(([name, fields]) => [name, Object.fromEntries(Object.entries(fields).map(([f, v]) => [f, expand(v, workerEnv, workerConf.config)]))]),
+  );
+
   const namespace = api.metadata.namespace;
   check(`${overlay}: every object is in one namespace`, () =>
     objs.filter((o) => o.metadata.namespace !== namespace).map((o) => `${o.kind}/${o.metadata.name} is in ${o.metadata.namespace}`),
@@ -435,15 +526,49 @@ function overlayChecks(overlay, objs, { templateSecrets, props, poms, images }) 
     return problems;
   });
 
-  check(`${overlay}: every ConfigMap a pod reads is rendered`, () =>
-    workloads.flatMap((w) =>
+  check(`${overlay}: every ConfigMap a pod reads or mounts is rendered`, () => [
+    ...workloads.flatMap((w) =>
       containersOf(w).flatMap((c) =>
         (c.envFrom ?? [])
           .filter((f) => f.configMapRef && !named(objs, "ConfigMap", f.configMapRef.name))
           .map((f) => `${w.metadata.name}/${c.name} reads missing ConfigMap ${f.configMapRef.name}`),
       ),
     ),
-  );
+    ...workloads.flatMap((w) =>
+      (podSpec(w).volumes ?? [])
+        .filter((v) => v.configMap && !named(objs, "ConfigMap", v.configMap.name))
+        .map((v) => `${w.metadata.name} volume ${v.name} mounts missing ConfigMap ${v.configMap.name}`),
+    ),
+  ]);
+
+  check(`${overlay}: every provider the api accepts is configured in the worker (its mounted config/application.properties over the image's)`, () => {
+    const problems = [...workerConf.problems];
+    if (typeof apiEnv.JOBAPI_PROVIDERS_NAMES !== "string") problems.push("JOBAPI_PROVIDERS_NAMES is not set in the api's ConfigMap");
+    if (!accepted.includes(apiEnv.JOBAPI_PROVIDERS_DEFAULT_PROVIDER)) {
+      problems.push(`default provider ${apiEnv.JOBAPI_PROVIDERS_DEFAULT_PROVIDER} is not among ${accepted.join(",")}`);
+    }
+    for (const name of accepted) {
+      const p = providers.get(name);
+      if (!p) {
+        problems.push(`${name}: no jobapi.provider.${name}.* in the worker: its attempts would fail unsent`);
+        continue;
+      }
+      for (const field of ["kind", "base-url", "model"]) if (!p[field]?.value) problems.push(`${name}: jobapi.provider.${name}.${field} is missing or empty`);
+      if (p.kind && !PROVIDER_KINDS.includes(p.kind.value)) problems.push(`${name}: kind ${p.kind.value} is not one of ${PROVIDER_KINDS.join(", ")}`);
+      if (p["base-url"]?.value && !URL.canParse(p["base-url"].value)) problems.push(`${name}: base-url ${p["base-url"].value} is not a URL`);
+      const fallback = p["automatic-fallback"]?.value;
+      if (fallback !== undefined && !["true", "false"].includes(fallback)) problems.push(`${name}: automatic-fallback is ${fallback}`);
+      for (const [field, v] of Object.entries(p)) {
+        for (const u of v.unresolved) problems.push(`${name}: ${field} needs \${${u}}, which is not in the worker's environment or configuration`);
+      }
+      // A key is only ever an expression over the environment, which a Secret fills.
+      const rawKey = workerConf.config[`jobapi.provider.${name}.api-key`];
+      if (rawKey !== undefined && !/^\$\{[^}]+\}$/.test(rawKey.trim())) problems.push(`${name}: api-key is a literal; write \${ENV_VAR} and fill it from a Secret`);
+      else if (rawKey !== undefined && !p["api-key"].unresolved.length && !p["api-key"].secrets.length) problems.push(`${name}: api-key ${rawKey} does not come from a Secret`);
+    }
+    const facts = accepted.filter((n) => providers.has(n)).map((n) => `${n}: ${providers.get(n).kind?.value} ${providers.get(n).model?.value}`);
+    return problems.length ? problems : [note(facts.join(", "))];
+  });
 
   check(`${overlay}: every container has cpu and memory requests and limits`, () =>
     workloads.flatMap((w) =>
@@ -576,14 +701,23 @@ function overlayChecks(overlay, objs, { templateSecrets, props, poms, images }) 
     ];
     const missing = keys.filter((k) => typeof env[k] !== "string");
     if (missing.length) return missing.map((k) => `${k} is not set for the worker: set it in its ConfigMap so the check uses what the pods run`);
-    const connect = seconds(env.JOBAPI_PROVIDERS_CONNECT_TIMEOUT);
-    const read = seconds(env.JOBAPI_PROVIDERS_READ_TIMEOUT);
+    // The slowest provider the api accepts: a provider's own timeouts override the shared ones.
+    const timeouts = [...providers].map(([name, p]) => ({
+      name,
+      connect: seconds(p["connect-timeout"]?.value ?? env.JOBAPI_PROVIDERS_CONNECT_TIMEOUT),
+      read: seconds(p["read-timeout"]?.value ?? env.JOBAPI_PROVIDERS_READ_TIMEOUT),
+    }));
+    if (!timeouts.length) return ["no provider the api accepts is configured in the worker (see the provider check)"];
     const sends = Number(env.JOBAPI_PROVIDERS_MAX_SENDS);
+    const waits = (t) => sends * (t.connect + t.read) + t.read;
+    const slowest = timeouts.reduce((a, b) => (waits(b) > waits(a) ? b : a));
+    const connect = slowest.connect;
+    const read = slowest.read;
     const backoff = seconds(env.JOBAPI_PROVIDERS_BACKOFF);
     const lease = seconds(env.JOBAPI_WORKER_LEASE);
     const drain = seconds(env.JOBAPI_WORKER_SHUTDOWN_GRACE);
     const grace = podSpec(worker).terminationGracePeriodSeconds ?? 30;
-    // OpenAiCompatibleProvider: each send may wait the connect timeout and the read timeout for
+    // StreamingHttpProvider (both kinds): each send may wait the connect timeout and the read timeout for
     // the headers; the last one then reads the stream for up to another read timeout. Before
     // send n >= 2 it sleeps backoff x 2^(n-2) plus up to 100% jitter.
     let backoffTotal = 0;
@@ -600,7 +734,7 @@ function overlayChecks(overlay, objs, { templateSecrets, props, poms, images }) 
     if (!/kill -TERM 1/.test(preStop)) problems.push(`worker preStop does not start the drain (kill -TERM 1): ${preStop || "none"}`);
     return problems.length
       ? problems
-      : [note(`longest call ${longest}s = ${sends} x (${connect}s + ${read}s) + ${read}s stream + ${backoffTotal}s backoff; lease ${lease}s; drain ${drain}s; grace ${grace}s`)];
+      : [note(`longest call (${slowest.name}) ${longest}s = ${sends} x (${connect}s + ${read}s) + ${read}s stream + ${backoffTotal}s backoff; lease ${lease}s; drain ${drain}s; grace ${grace}s`)];
   });
 
   check(`${overlay}: api-service keeps serving through a termination (preStop delay)`, () => {
@@ -613,7 +747,7 @@ function overlayChecks(overlay, objs, { templateSecrets, props, poms, images }) 
     const allowed = {
       "api-service": { Ingress: [8080], Egress: [53, 5432, 5672] },
       "worker-service": { Ingress: [8081], Egress: [53, 5432, 5672, 443, 8090] },
-      "fake-provider": { Ingress: [8090], Egress: [] },
+      "fake-provider": { Ingress: [8090], Egress: [53, 8080] },
     };
     for (const w of workloads) {
       const labels = podLabels(w);
@@ -670,23 +804,55 @@ function overlayChecks(overlay, objs, { templateSecrets, props, poms, images }) 
         if (!allows(objs, rabbitLabels, "Ingress", podLabels(w), mqPort)) problems.push(`${w.metadata.name}: RabbitMQ does not admit it on :${mqPort}`);
       }
     }
-    // The worker's provider: an in-cluster Service where the URL names one.
-    const url = new URL(envOf(mainOf(worker, "worker-service"), objs).JOBAPI_PROVIDERS_BASE_URL);
-    if (!url.hostname.includes(".")) {
-      const svc = named(objs, "Service", url.hostname);
-      const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
-      if (!svc) problems.push(`provider URL ${url} names no Service in this overlay`);
-      else {
-        if (!svc.spec.ports.some((p) => p.port === port)) problems.push(`Service ${url.hostname} has no port ${port}`);
-        const target = deployments.find((d) => selects({ matchLabels: svc.spec.selector }, podLabels(d)));
-        if (target && !allows(objs, podLabels(worker), "Egress", podLabels(target), port)) problems.push(`worker egress to ${url.host} is not allowed`);
-        if (target && !allows(objs, podLabels(target), "Ingress", podLabels(worker), port)) problems.push(`${url.hostname} does not admit the worker`);
+    // Each provider the api accepts: an in-cluster Service where its base-url names one, else HTTPS.
+    for (const [name, p] of providers) {
+      if (!p["base-url"]?.value || !URL.canParse(p["base-url"].value)) continue;
+      const url = new URL(p["base-url"].value);
+      if (!url.hostname.includes(".")) {
+        const t = serviceTarget(objs, url);
+        problems.push(...t.problems.map((x) => `provider ${name}: ${x}`));
+        if (t.target && t.podPort) {
+          if (!allows(objs, podLabels(worker), "Egress", podLabels(t.target), t.podPort)) problems.push(`provider ${name}: worker egress to ${url.host} is not allowed`);
+          if (!allows(objs, podLabels(t.target), "Ingress", podLabels(worker), t.podPort)) problems.push(`provider ${name}: ${url.hostname} does not admit the worker`);
+        }
+      } else if (url.protocol !== "https:") {
+        problems.push(`provider ${name}: ${url} leaves the cluster without TLS`);
       }
-    } else if (url.protocol !== "https:") {
-      problems.push(`provider URL ${url} leaves the cluster without TLS`);
     }
     return problems;
   });
+
+  const fake = named(objs, "Deployment", "fake-provider");
+  if (fake) {
+    check(`${overlay}: the fake provider's signed callbacks reach api-service, with the key the api verifies`, () => {
+      const problems = [];
+      const env = envOf(podSpec(fake).containers[0], objs);
+      if (!env.FAKE_CALLBACK_BASE_URL || !URL.canParse(env.FAKE_CALLBACK_BASE_URL)) return [`FAKE_CALLBACK_BASE_URL is ${env.FAKE_CALLBACK_BASE_URL}`];
+      const url = new URL(env.FAKE_CALLBACK_BASE_URL);
+      const t = serviceTarget(objs, url);
+      problems.push(...t.problems.map((x) => `callbacks: ${x}`));
+      if (t.target && t.target !== api) problems.push(`callbacks go to ${t.target.metadata.name}, not api-service`);
+      if (t.target === api && t.podPort) {
+        if (!allows(objs, podLabels(fake), "Egress", podLabels(api), t.podPort)) problems.push(`fake-provider egress to api-service :${t.podPort} is not allowed`);
+        if (!allows(objs, podLabels(api), "Ingress", podLabels(fake), t.podPort)) problems.push(`api-service does not admit fake-provider on :${t.podPort}`);
+      }
+      const signs = env.FAKE_CALLBACK_SECRET;
+      const verifies = apiEnv.JOBAPI_FAKE_CALLBACK_SECRET;
+      if (!signs?.secret) problems.push("FAKE_CALLBACK_SECRET does not come from a Secret");
+      else if (!verifies?.secret || verifies.secret !== signs.secret || verifies.key !== signs.key) {
+        problems.push(`the fake signs with ${signs.secret}/${signs.key}, the api's JOBAPI_FAKE_CALLBACK_SECRET is ${verifies?.secret ? `${verifies.secret}/${verifies.key}` : (verifies ?? "not set")}`);
+      }
+      // Every accepted provider the worker sends to the fake must have that key in the api.
+      const fakeHost = Object.values(podLabels(fake)).length && of(objs, "Service").find((s) => selects({ matchLabels: s.spec.selector }, podLabels(fake)))?.metadata.name;
+      const apiProps = props["api-service"];
+      const atFake = [...providers].filter(([, p]) => URL.canParse(p["base-url"]?.value ?? "") && new URL(p["base-url"].value).hostname === fakeHost).map(([n]) => n);
+      for (const name of atFake) {
+        const secret = expand(apiProps[`jobapi.callbacks.provider.${name}.secret`] ?? "", apiEnv, apiProps);
+        if (!secret.secrets.includes(`${signs?.secret}/${signs?.key}`)) problems.push(`api-service verifies no callbacks of ${name} with the fake's key (jobapi.callbacks.provider.${name}.secret)`);
+      }
+      return problems.length ? problems : [note(`${url.origin}/callbacks/{${atFake.join(",")}}`)];
+    });
+  }
 
   const hpas = of(objs, "HorizontalPodAutoscaler");
   const apiHpa = hpas.find((h) => h.spec.scaleTargetRef.name === api.metadata.name);
