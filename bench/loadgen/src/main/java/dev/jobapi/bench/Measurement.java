@@ -60,8 +60,9 @@ final class Measurement {
      *
      * @param line what bench/run reads: space-separated key=value pairs, times in milliseconds
      * @param complete true when requests were measured and every one got the expected status
+     * @param latencies the measured latencies, in microseconds
      */
-    record Result(String line, boolean complete) {}
+    record Result(String line, boolean complete, Histogram latencies) {}
 
     Result result(String label, Options options, double measuredSeconds) {
         Histogram histogram = recorder.getIntervalHistogram();
@@ -84,6 +85,6 @@ final class Measurement {
                 histogram.getValueAtPercentile(99) / MICROS_PER_MILLI,
                 histogram.getValueAtPercentile(99.9) / MICROS_PER_MILLI,
                 histogram.getMaxValue() / MICROS_PER_MILLI);
-        return new Result(line, count > 0 && errors.sum() == 0);
+        return new Result(line, count > 0 && errors.sum() == 0, histogram);
     }
 }
