@@ -34,3 +34,7 @@ as_root() {
     die "need root for: $* (not root and no sudo)"
   fi
 }
+
+# The heap locally run services get (bin/dev up, bench/run): unbounded, a JVM grows into a quarter
+# of the machine's memory under load.
+SERVICE_HEAP=-Xmx256m

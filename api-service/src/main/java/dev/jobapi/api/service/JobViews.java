@@ -36,8 +36,7 @@ public class JobViews {
     @Transactional(Transactional.TxType.SUPPORTS)
     public JobView of(Job job, Caller caller) {
         List<Attempt> jobAttempts = attempts.forJob(job.id());
-        Map<java.util.UUID, UsageRecord> usage =
-                attempts.usageOf(jobAttempts.stream().map(Attempt::id).toList());
+        Map<java.util.UUID, UsageRecord> usage = attempts.usageOfJob(job.id());
         List<AttemptView> attemptViews = jobAttempts.stream()
                 .map(a -> AttemptView.of(a, usage.get(a.id())))
                 .toList();
