@@ -4,6 +4,7 @@ import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.security.CurrentCaller;
 import dev.jobapi.api.service.ProviderAcceptance;
 import dev.jobapi.api.service.Replayable;
+import dev.jobapi.common.acceptance.AcceptanceRun;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
@@ -48,7 +49,7 @@ public class ProviderAdminResource {
     @POST
     @Path("{name}/acceptance")
     public Response requestAcceptance(@PathParam("name") String name) {
-        Replayable<ProviderAcceptance.RunView> run = acceptance.request(currentCaller.get(), name);
+        Replayable<AcceptanceRun> run = acceptance.request(currentCaller.get(), name);
         URI location = URI.create(
                 "/admin/providers/" + name + "/acceptance/" + run.value().id());
         return Response.status(run.created() ? Response.Status.ACCEPTED : Response.Status.OK)
@@ -62,7 +63,7 @@ public class ProviderAdminResource {
     @APIResponse(responseCode = "404", description = "not-found")
     @GET
     @Path("{name}/acceptance/{runId}")
-    public ProviderAcceptance.RunView run(@PathParam("name") String name, @PathParam("runId") UUID runId) {
+    public AcceptanceRun run(@PathParam("name") String name, @PathParam("runId") UUID runId) {
         return acceptance.run(name, runId);
     }
 }

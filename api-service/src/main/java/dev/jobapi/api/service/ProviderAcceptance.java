@@ -1,8 +1,5 @@
 package dev.jobapi.api.service;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.api.rest.Problem;
 import dev.jobapi.api.rest.ProblemException;
 import dev.jobapi.api.security.Caller;
@@ -12,7 +9,6 @@ import dev.jobapi.common.acceptance.ProviderAcceptances;
 import dev.jobapi.common.audit.AuditTrail;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
-import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
@@ -25,32 +21,17 @@ import java.util.UUID;
 @ApplicationScoped
 public class ProviderAcceptance {
 
-    /** A run as operators see it; {@code results} holds one entry per finished task. */
-    public record RunView(
-            UUID id,
-            String provider,
-            String state,
-            String requestedBy,
-            Instant requestedAt,
-            Instant startedAt,
-            Instant finishedAt,
-            int tasksTotal,
-            int tasksDone,
-            int tasksPassed,
-            JsonNode results) {}
-
     /**
      * One provider: whether it has earned automatic fallback (its newest finished run passed within
      * the freshness) and, when not, why; and its newest run, which may still be going. The worker's
      * {@code jobapi.provider.<name>.automatic-fallback} must allow the provider too.
      */
-    public record ProviderStatus(String name, boolean accepted, String refusal, RunView latestRun) {}
+    public record ProviderStatus(String name, boolean accepted, String refusal, AcceptanceRun latestRun) {}
 
     private final Providers providers;
     private final ProviderAcceptances acceptances;
     private final AcceptanceConfig config;
     private final AuditTrail audit;
-    private final ObjectMapper mapper;
     private final Clock clock;
 
     ProviderAcceptance(
@@ -58,13 +39,11 @@ public class ProviderAcceptance {
             ProviderAcceptances acceptances,
             AcceptanceConfig config,
             AuditTrail audit,
-            ObjectMapper mapper,
             Clock clock) {
         this.providers = providers;
         this.acceptances = acceptances;
         this.config = config;
         this.audit = audit;
-        this.mapper = mapper;
         this.clock = clock;
     }
 
@@ -78,7 +57,7 @@ public class ProviderAcceptance {
                             name,
                             refusal.isEmpty(),
                             refusal.orElse(null),
-                            acceptances.latest(name).map(this::view).orElse(null));
+                            acceptances.latest(name).orElse(null));
                 })
                 .toList();
     }
@@ -90,7 +69,7 @@ public class ProviderAcceptance {
      * @return the run, and whether this call requested it
      */
     @Transactional
-    public Replayable<RunView> request(Caller operator, String provider) {
+    public Replayable<AcceptanceRun> request(Caller operator, String provider) {
         requireKnown(provider);
         ProviderAcceptances.Requested requested = acceptances.request(provider, operator.subject(), clock.instant());
         if (requested.created()) {
@@ -102,16 +81,15 @@ public class ProviderAcceptance {
                     null,
                     "provider " + provider + ", run " + requested.run().id());
         }
-        return new Replayable<>(view(requested.run()), requested.created());
+        return new Replayable<>(requested.run(), requested.created());
     }
 
     @Transactional
-    public RunView run(String provider, UUID runId) {
+    public AcceptanceRun run(String provider, UUID runId) {
         requireKnown(provider);
         return acceptances
                 .find(runId)
                 .filter(run -> run.provider().equals(provider))
-                .map(this::view)
                 .orElseThrow(() -> new ProblemException(
                         Problem.NOT_FOUND, "Provider " + provider + " has no acceptance run " + runId + "."));
     }
@@ -120,25 +98,6 @@ public class ProviderAcceptance {
         if (!providers.names().contains(provider)) {
             throw new ProblemException(
                     Problem.NOT_FOUND, "Provider '" + provider + "' is not configured; known: " + providers.names());
-        }
-    }
-
-    private RunView view(AcceptanceRun run) {
-        try {
-            return new RunView(
-                    run.id(),
-                    run.provider(),
-                    run.state(),
-                    run.requestedBy(),
-                    run.requestedAt(),
-                    run.startedAt(),
-                    run.finishedAt(),
-                    run.tasksTotal(),
-                    run.tasksDone(),
-                    run.tasksPassed(),
-                    mapper.readTree(run.results()));
-        } catch (JsonProcessingException e) {
-            throw new UncheckedIOException("Stored results of acceptance run " + run.id() + " are not JSON", e);
         }
     }
 }

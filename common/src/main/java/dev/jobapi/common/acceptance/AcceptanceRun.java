@@ -1,11 +1,13 @@
 package dev.jobapi.common.acceptance;
 
+import com.fasterxml.jackson.annotation.JsonRawValue;
 import java.time.Instant;
 import java.util.UUID;
 
 /**
- * One run of the acceptance fixtures against one provider, as stored in provider_acceptance.
- * {@code results} is the JSON array of per-task outcomes, filled in as the run goes.
+ * One run of the acceptance fixtures against one provider, as stored in provider_acceptance and
+ * shown to operators. {@code results} is the JSON array of per-task outcomes, filled in as the run
+ * goes, and written out as JSON, not as a string.
  */
 public record AcceptanceRun(
         UUID id,
@@ -18,7 +20,7 @@ public record AcceptanceRun(
         int tasksTotal,
         int tasksDone,
         int tasksPassed,
-        String results) {
+        @JsonRawValue String results) {
 
     public static final String REQUESTED = "requested";
     public static final String RUNNING = "running";
