@@ -13,15 +13,23 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * Generated bad requests at every write endpoint: no 5xx, every refusal is problem+json with a
- * code, no row written for a refused request, and the service healthy afterwards. Hostile text
- * that is valid input is stored verbatim and comes back escaped.
+ * Generated bad requests at every endpoint that reads a body, a path id or a query parameter: no
+ * 5xx, every refusal is problem+json with a code, no row written for a refused request, and the
+ * service healthy afterwards. Hostile text that is valid input is stored verbatim and comes back
+ * escaped.
  */
 @QuarkusTest
 class HostileInputTest extends ApiTestSupport {
 
     private static final long SEED = 20261129L;
-    private static final int REQUESTS = 600;
+    private static final int REQUESTS = 2_000;
+
+    /** Keys that must be refused: empty, too long, control and non-ASCII characters. */
+    private static final List<String> BAD_KEYS = List.of("", "x".repeat(300), "tab\there", "del\u007fkey", "cl\u00e9");
+
+    /** Path ids and query values that are not what the endpoint reads. */
+    private static final List<String> BAD_VALUES = List.of(
+            "not-a-uuid", "%00", "..%2F..%2Fetc", "'%20OR%201=1%20--", "%3Cscript%3E", "-1", "99999999999999999999");
 
     /** Bodies that are wrong in every way a client can get a body wrong. */
     private static byte[] hostileBody(Random random) {
@@ -36,7 +44,10 @@ class HostileInputTest extends ApiTestSupport {
             case 6 -> randomBytes(random);
             case 7 -> utf8("{\"input\":{\"a\":1},\"input\":{\"a\":2}"); // truncated after a duplicate key
             case 8 -> utf8("null");
-            default -> utf8("{\"input\":{\"prompt\":\"" + "x".repeat(1_048_577) + "\"}}");
+                // Over the 1 MiB limit; rarer than the rest, because each costs a megabyte on the wire.
+            default -> random.nextInt(4) == 0
+                    ? utf8("{\"input\":{\"prompt\":\"" + "x".repeat(1_048_577) + "\"}}")
+                    : utf8("{\"ids\":" + randomScalar(random) + ",\"all\":\"" + randomWord(random) + "\"}");
         };
     }
 
@@ -74,23 +85,43 @@ class HostileInputTest extends ApiTestSupport {
         List<String> failures = new ArrayList<>();
         for (int i = 0; i < REQUESTS; i++) {
             byte[] body = hostileBody(random);
-            String key = random.nextInt(10) == 0 ? "" : "hostile-" + i;
+            String key = random.nextInt(10) == 0 ? BAD_KEYS.get(random.nextInt(BAD_KEYS.size())) : "hostile-" + i;
+            String bad = BAD_VALUES.get(random.nextInt(BAD_VALUES.size()));
+            String otto = Tokens.of("otto", "operator");
             Response response =
-                    switch (random.nextInt(3)) {
-                        case 0 -> as(alice)
+                    switch (random.nextInt(12)) {
+                        case 0, 1, 2 -> as(alice)
                                 .contentType("application/json")
-                                .header("Idempotency-Key", key.isEmpty() ? "x".repeat(300) : key)
+                                .header("Idempotency-Key", key)
                                 .body(body)
                                 .post("/jobs");
-                        case 1 -> as(alice)
+                        case 3, 4 -> as(alice)
                                 .contentType("application/json")
-                                .header("Idempotency-Key", key.isEmpty() ? "x".repeat(300) : key)
+                                .header("Idempotency-Key", key)
                                 .body(body)
                                 .post("/jobs/" + jobId + "/attempts");
-                        default -> as(Tokens.of("otto", "operator"))
-                                .contentType("application/json")
+                        case 5 -> as(otto).contentType("application/json")
                                 .body(body)
                                 .put("/admin/fallback");
+                        case 6 -> as(otto).contentType("application/json")
+                                .body(body)
+                                .post("/admin/dlq/replay");
+                        case 7 -> as(otto).contentType("application/json")
+                                .body(body)
+                                .post("/admin/attempts/" + (random.nextBoolean() ? bad : jobId) + "/resolve");
+                            // Unsigned or wrongly signed: refused before the body is even parsed.
+                        case 8 -> given().contentType("application/json")
+                                .header("Jobapi-Signature", random.nextBoolean() ? "t=1,v1=00" : bad)
+                                .body(body)
+                                .post("/callbacks/" + (random.nextBoolean() ? "fake-a" : bad));
+                        case 9 -> as(alice).urlEncodingEnabled(false).get("/jobs/" + bad + "/timeline");
+                        case 10 -> as(alice)
+                                .urlEncodingEnabled(false)
+                                .get("/jobs?limit=" + bad + "&cursor=" + bad + "&state=" + bad);
+                        default -> as(otto).urlEncodingEnabled(false)
+                                .get(List.of("/admin/dlq?offset=", "/admin/audit?limit=", "/usage?from=")
+                                                .get(random.nextInt(3))
+                                        + bad);
                     };
             int status = response.statusCode();
             boolean problem =
