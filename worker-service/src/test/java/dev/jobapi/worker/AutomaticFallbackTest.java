@@ -100,6 +100,24 @@ class AutomaticFallbackTest extends WorkerTestSupport {
     }
 
     @Test
+    void ownerWhoseDailyBudgetIsSpentGetsNoAutomaticFallback() {
+        fake().addScript(Script.of("Provider: fake-a", Step.failing(400)));
+        anAcceptanceRun("fake-b", "passed", Duration.ofHours(1));
+        UUID job = aJobWithFallback("over budget", "fake-b");
+        execute("UPDATE job SET owner_id = 'thrifty' WHERE id = '" + job + "'");
+        UUID first = aStartingAttempt(job, "fake-a");
+        // Spent earlier today: 150 provider-reported tokens against thrifty's budget of 100.
+        execute("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source,"
+                + " recorded_at) VALUES ('" + first + "', 'thrifty', 'fake-a', 50, 100, 'provider_reported', now())");
+        publish(first, job);
+
+        assertThat(awaitRefusal(job))
+                .isEqualTo("owner thrifty spent 150 provider-reported tokens today against a budget of 100");
+        assertThat(count("SELECT count(*) FROM attempt WHERE job_id = '" + job + "'"))
+                .isEqualTo(1);
+    }
+
+    @Test
     void unknownOutcomeNeverStartsAnAutomaticFallback() {
         fake().addScript(Script.of("Provider: fake-a", Step.delayed(30_000)));
         anAcceptanceRun("fake-b", "passed", Duration.ofHours(1));

@@ -19,8 +19,6 @@ public interface JobApiConfig {
 
     Retention retention();
 
-    Budget budget();
-
     Callbacks callbacks();
 
     /** Signed provider callbacks (POST /callbacks/{provider}). */
@@ -43,15 +41,6 @@ public interface JobApiConfig {
          */
         @WithDefault("5m")
         Duration window();
-    }
-
-    /** Per-owner daily token budgets, from the usage ledger (UTC days). */
-    interface Budget {
-        /** Tokens (prompt + completion, as providers reported them) an owner may spend a day; none = no limit. */
-        Optional<Long> dailyTokens();
-
-        /** Per-owner overrides of {@code daily-tokens}, keyed by the token's subject. */
-        Map<String, Long> owners();
     }
 
     /** Limits on what a client may send. */

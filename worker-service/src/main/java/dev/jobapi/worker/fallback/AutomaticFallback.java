@@ -4,6 +4,7 @@ import dev.jobapi.common.acceptance.AcceptanceConfig;
 import dev.jobapi.common.acceptance.ProviderAcceptances;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
+import dev.jobapi.common.budget.DailyBudgets;
 import dev.jobapi.common.fallback.KillSwitch;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEvents;
@@ -21,7 +22,8 @@ import java.util.stream.Collectors;
  * Earned automatic fallback (DESIGN.md rules 11 and 12). After an attempt fails definitively (never
  * when its outcome is unknown), the job moves on to the next provider of its fallback list, through
  * the same transition rules and outbox as a manual request, but only to a provider whose acceptance
- * passed recently and only while the kill switch is on. Every refusal is recorded on the job.
+ * passed recently, only while the kill switch is on and the owner's daily budget has room. Every
+ * refusal is recorded on the job.
  */
 @ApplicationScoped
 public class AutomaticFallback {
@@ -32,6 +34,7 @@ public class AutomaticFallback {
     private final ProviderAcceptances acceptances;
     private final AcceptanceConfig acceptance;
     private final WorkerConfig config;
+    private final DailyBudgets budgets;
     private final JobEvents events;
 
     AutomaticFallback(
@@ -41,6 +44,7 @@ public class AutomaticFallback {
             ProviderAcceptances acceptances,
             AcceptanceConfig acceptance,
             WorkerConfig config,
+            DailyBudgets budgets,
             JobEvents events) {
         this.attempts = attempts;
         this.outbox = outbox;
@@ -48,6 +52,7 @@ public class AutomaticFallback {
         this.acceptances = acceptances;
         this.acceptance = acceptance;
         this.config = config;
+        this.budgets = budgets;
         this.events = events;
     }
 
@@ -72,6 +77,17 @@ public class AutomaticFallback {
                 .toList();
         if (candidates.isEmpty()) {
             events.record(job.id(), failed.id(), "fallback.exhausted", "every provider of the fallback list was tried");
+            return Optional.empty();
+        }
+        var spent = budgets.spent(job.ownerId());
+        if (spent.isPresent()) {
+            events.record(
+                    job.id(),
+                    failed.id(),
+                    "fallback.refused",
+                    "owner " + job.ownerId() + " spent " + spent.get().spentTokensToday()
+                            + " provider-reported tokens today against a budget of "
+                            + spent.get().budgetTokens());
             return Optional.empty();
         }
         KillSwitch.State position = killSwitch.state();

@@ -1,0 +1,53 @@
+package dev.jobapi.common.budget;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.Transactional;
+import java.time.Clock;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.Optional;
+
+/**
+ * Whether an owner may start another attempt today: their provider-reported spend against their
+ * budget. Attempts whose spend is unknown (quarantined, broken streams) cannot be summed: they are
+ * reported beside the figures, never guessed into them. Manual attempts (API) and automatic
+ * fallbacks (worker) both ask here.
+ */
+@ApplicationScoped
+public class DailyBudgets {
+
+    /** An owner's spent budget: the figures a refusal shows. */
+    public record Spent(long budgetTokens, long spentTokensToday, long unknownSpendAttemptsToday, LocalDate day) {}
+
+    private final EntityManager em;
+    private final BudgetConfig config;
+    private final Clock clock;
+
+    DailyBudgets(EntityManager em, BudgetConfig config, Clock clock) {
+        this.em = em;
+        this.config = config;
+        this.clock = clock;
+    }
+
+    /** The figures when the owner's budget for today is spent; empty when they may start an attempt. */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public Optional<Spent> spent(String ownerId) {
+        Optional<Long> budget =
+                Optional.ofNullable(config.owners().get(ownerId)).or(config::dailyTokens);
+        if (budget.isEmpty()) {
+            return Optional.empty();
+        }
+        LocalDate today = LocalDate.now(clock.withZone(ZoneOffset.UTC));
+        Object[] spent = (Object[]) em.createNativeQuery("SELECT coalesce(sum(prompt_tokens + completion_tokens), 0),"
+                        + " count(*) FILTER (WHERE source = 'unknown') FROM usage_record"
+                        + " WHERE owner_id = ?1 AND recorded_at >= ?2")
+                .setParameter(1, ownerId)
+                .setParameter(2, today.atStartOfDay(ZoneOffset.UTC).toInstant())
+                .getSingleResult();
+        long tokens = ((Number) spent[0]).longValue();
+        return tokens >= budget.get()
+                ? Optional.of(new Spent(budget.get(), tokens, ((Number) spent[1]).longValue(), today))
+                : Optional.empty();
+    }
+}
