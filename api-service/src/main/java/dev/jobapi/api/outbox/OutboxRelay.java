@@ -1,6 +1,7 @@
 package dev.jobapi.api.outbox;
 
 import dev.jobapi.api.config.JobApiConfig;
+import dev.jobapi.common.health.LoopHeartbeats;
 import dev.jobapi.common.message.AttemptTopology;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.ShutdownEvent;
@@ -34,16 +35,26 @@ public class OutboxRelay {
 
     private static final Logger LOG = Logger.getLogger(OutboxRelay.class);
 
+    /** The relay thread's name and its heartbeat's. */
+    private static final String LOOP = "outbox-relay";
+
     private final Emitter<String> emitter;
     private final EntityManager em;
     private final JobApiConfig config;
     private final Clock clock;
+    private final LoopHeartbeats heartbeats;
     private final Semaphore wakeups = new Semaphore(0);
     private volatile boolean running;
     private Thread thread;
 
-    OutboxRelay(@Channel("attempts-out") Emitter<String> emitter, EntityManager em, JobApiConfig config, Clock clock) {
+    OutboxRelay(
+            @Channel("attempts-out") Emitter<String> emitter,
+            EntityManager em,
+            JobApiConfig config,
+            Clock clock,
+            LoopHeartbeats heartbeats) {
         this.emitter = emitter;
+        this.heartbeats = heartbeats;
         this.em = em;
         this.config = config;
         this.clock = clock;
@@ -51,7 +62,14 @@ public class OutboxRelay {
 
     void start(@Observes StartupEvent event) {
         running = true;
-        thread = new Thread(this::loop, "outbox-relay");
+        // A round waits for confirms; a dozen poll intervals plus that wait is far past a healthy one.
+        heartbeats.expect(
+                LOOP,
+                config.outbox()
+                        .pollInterval()
+                        .multipliedBy(12)
+                        .plus(config.outbox().confirmTimeout()));
+        thread = new Thread(this::loop, LOOP);
         thread.setDaemon(true);
         thread.start();
     }
@@ -71,6 +89,12 @@ public class OutboxRelay {
         }
     }
 
+    /**
+     * Relays until shutdown. Whatever a round throws (a database or broker away, an {@link Error}
+     * such as an OutOfMemoryError caused elsewhere in the process) is logged and the loop goes on
+     * after one poll interval, keeping the rows. Every round beats the relay's heartbeat, so a thread
+     * that died or hangs shows in the health checks.
+     */
     private void loop() {
         while (running) {
             try {
@@ -82,10 +106,11 @@ public class OutboxRelay {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
-            } catch (RuntimeException e) {
-                // Database or broker away: keep the rows, back off one poll interval, try again.
-                LOG.warnf("Outbox relay round failed: %s", e.toString());
+            } catch (Throwable e) { // see above: the relay must outlive an Error too
+                LOG.errorf(e, "Outbox relay round failed");
                 sleepQuietly();
+            } finally {
+                heartbeats.beat(LOOP);
             }
         }
     }

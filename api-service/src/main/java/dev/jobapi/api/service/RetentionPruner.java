@@ -1,17 +1,15 @@
 package dev.jobapi.api.service;
 
 import dev.jobapi.api.config.JobApiConfig;
+import dev.jobapi.common.health.BackgroundLoops;
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.persistence.EntityManager;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 /**
@@ -33,40 +31,25 @@ public class RetentionPruner {
     private final EntityManager em;
     private final JobApiConfig.Retention config;
     private final Clock clock;
-    private ScheduledExecutorService scheduler;
+    private final BackgroundLoops loops;
 
-    RetentionPruner(EntityManager em, JobApiConfig config, Clock clock) {
+    RetentionPruner(EntityManager em, JobApiConfig config, Clock clock, BackgroundLoops loops) {
         this.em = em;
+        this.loops = loops;
         this.config = config.retention();
         this.clock = clock;
     }
 
     void start(@Observes StartupEvent event) {
-        scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "retention-pruner");
-            t.setDaemon(true);
-            return t;
-        });
-        long every = config.interval().toMillis();
-        scheduler.scheduleWithFixedDelay(this::pruneQuietly, every, every, TimeUnit.MILLISECONDS);
+        loops.start("retention-pruner", config.interval(), Duration.ofMinutes(5), this::pruneAndReport);
     }
 
-    void stop(@Observes ShutdownEvent event) {
-        if (scheduler != null) {
-            scheduler.shutdownNow();
-        }
-    }
-
-    private void pruneQuietly() {
-        try {
-            Pruned pruned = prune();
-            if (pruned.losingOutputs() + pruned.appliedKeys() > 0) {
-                LOG.infof(
-                        "Retention pruned %d losing outputs and %d apply keys",
-                        pruned.losingOutputs(), pruned.appliedKeys());
-            }
-        } catch (RuntimeException e) {
-            LOG.warnf("Retention prune failed, will retry: %s", e.toString());
+    private void pruneAndReport() {
+        Pruned pruned = prune();
+        if (pruned.losingOutputs() + pruned.appliedKeys() > 0) {
+            LOG.infof(
+                    "Retention pruned %d losing outputs and %d apply keys",
+                    pruned.losingOutputs(), pruned.appliedKeys());
         }
     }
 

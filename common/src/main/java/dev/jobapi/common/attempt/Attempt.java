@@ -102,6 +102,14 @@ public class Attempt {
         moveTo(AttemptState.FAILED, reason, now);
     }
 
+    /** This winner's patch was refused by the apply target for good: it failed after winning. */
+    public void failApply(String reason, Instant now) {
+        if (state != AttemptState.SUCCEEDED) {
+            throw new IllegalStateException("Only a winner's apply can be refused; attempt " + id + " is " + state);
+        }
+        moveTo(AttemptState.FAILED, reason, now);
+    }
+
     /** The provider may have the request; we do not know what it did. */
     public void markUnknown(String reason, Instant now) {
         moveTo(AttemptState.UNKNOWN, reason, now);
@@ -109,7 +117,13 @@ public class Attempt {
 
     /** The provider answered without usage: fail closed, hold the output until reconciled. */
     public void quarantine(String reason, Instant now) {
-        markUnknown(reason, now);
+        if (state == AttemptState.UNKNOWN) {
+            // Its result arrived after it was marked unknown, still without usage.
+            this.reason = reason;
+            this.updatedAt = now;
+        } else {
+            markUnknown(reason, now);
+        }
         quarantined = true;
     }
 

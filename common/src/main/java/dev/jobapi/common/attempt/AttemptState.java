@@ -16,7 +16,11 @@ public enum AttemptState {
      * it to succeeded (winner), superseded (loser), failed, or unknown (sent, answer lost).
      */
     STARTING,
-    /** Terminal: this attempt won the job; its stored generation is the one applied. */
+    /**
+     * This attempt won the job; its stored generation is the one applied. Only a target that refuses
+     * the patch for good (missing base ref, conflict, refused path) moves it on, to failed, releasing
+     * the job for another attempt.
+     */
     SUCCEEDED,
     /** Terminal: the provider refused or the stream broke; a fresh attempt may follow. */
     FAILED,
@@ -32,7 +36,8 @@ public enum AttemptState {
         return switch (this) {
             case STARTING -> EnumSet.of(SUCCEEDED, FAILED, UNKNOWN, SUPERSEDED);
             case UNKNOWN -> EnumSet.of(SUCCEEDED, FAILED, SUPERSEDED);
-            case SUCCEEDED, FAILED, SUPERSEDED -> EnumSet.noneOf(AttemptState.class);
+            case SUCCEEDED -> EnumSet.of(FAILED);
+            case FAILED, SUPERSEDED -> EnumSet.noneOf(AttemptState.class);
         };
     }
 

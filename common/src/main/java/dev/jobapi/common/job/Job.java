@@ -86,6 +86,16 @@ public class Job {
         }
     }
 
+    /**
+     * The apply target refused the winner's patch for good: the job has no winner again and waits
+     * for a person (its owner asks for another attempt or cancels), with the reason stated.
+     */
+    public void releaseRefusedWinner(String reason, Instant now) {
+        winningAttemptId = null;
+        version++;
+        requireReview(reason, now);
+    }
+
     /** The winner's result was applied. */
     public void complete(Instant now) {
         if (winningAttemptId == null) {

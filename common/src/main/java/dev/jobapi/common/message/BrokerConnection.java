@@ -86,18 +86,40 @@ public class BrokerConnection {
 
     private synchronized Connection connection() throws IOException, TimeoutException {
         if (connection == null || !connection.isOpen()) {
-            ConnectionFactory factory = new ConnectionFactory();
-            factory.setHost(host);
-            factory.setPort(port);
-            factory.setUsername(username);
-            factory.setPassword(password);
-            factory.setVirtualHost(virtualHost);
+            ConnectionFactory factory = factory();
             // Reconnect after a broker restart; topology is re-declared by the readiness probe.
             factory.setAutomaticRecoveryEnabled(true);
-            factory.setConnectionTimeout(5_000);
             connection = factory.newConnection("jobapi-broker-connection");
         }
         return connection;
+    }
+
+    /**
+     * A connection of its own for a long-lived consumer, without automatic recovery: its owner
+     * notices a closed connection or a cancelled consumer and subscribes again itself, so it always
+     * knows which deliveries it still holds.
+     */
+    public Connection newConsumerConnection(String name) {
+        ConnectionFactory factory = factory();
+        factory.setAutomaticRecoveryEnabled(false);
+        try {
+            return factory.newConnection(name);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (TimeoutException e) {
+            throw new UncheckedIOException(new IOException("RabbitMQ did not answer in time", e));
+        }
+    }
+
+    private ConnectionFactory factory() {
+        ConnectionFactory factory = new ConnectionFactory();
+        factory.setHost(host);
+        factory.setPort(port);
+        factory.setUsername(username);
+        factory.setPassword(password);
+        factory.setVirtualHost(virtualHost);
+        factory.setConnectionTimeout(5_000);
+        return factory;
     }
 
     /** Work done with an AMQP channel. */

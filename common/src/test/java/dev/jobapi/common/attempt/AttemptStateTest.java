@@ -33,8 +33,9 @@ class AttemptStateTest {
     }
 
     @Test
-    void succeededIsTerminal() {
-        assertTargets(SUCCEEDED, EnumSet.noneOf(AttemptState.class));
+    void succeededMovesOnlyToFailedWhenTheTargetRefusesThePatch() {
+        assertTargets(SUCCEEDED, EnumSet.of(FAILED));
+        assertThat(SUCCEEDED.isOpen()).isFalse();
     }
 
     @Test

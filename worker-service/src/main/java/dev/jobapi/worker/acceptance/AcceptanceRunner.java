@@ -6,24 +6,22 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.jobapi.common.acceptance.AcceptanceConfig;
 import dev.jobapi.common.acceptance.AcceptanceRun;
 import dev.jobapi.common.acceptance.ProviderAcceptances;
+import dev.jobapi.common.health.BackgroundLoops;
 import dev.jobapi.worker.acceptance.AcceptanceFixtures.Task;
 import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import dev.jobapi.worker.provider.ProviderRegistry;
 import dev.jobapi.worker.provider.ProviderRequest;
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.io.UncheckedIOException;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.jboss.logging.Logger;
 
@@ -44,7 +42,7 @@ public class AcceptanceRunner {
     private final ObjectMapper mapper;
     private final Clock clock;
     private final String workerId;
-    private ScheduledExecutorService scheduler;
+    private final BackgroundLoops loops;
 
     AcceptanceRunner(
             ProviderAcceptances acceptances,
@@ -53,8 +51,10 @@ public class AcceptanceRunner {
             AcceptanceConfig config,
             WorkerConfig workerConfig,
             ObjectMapper mapper,
-            Clock clock) {
+            Clock clock,
+            BackgroundLoops loops) {
         this.acceptances = acceptances;
+        this.loops = loops;
         this.fixtures = fixtures;
         this.providers = providers;
         this.config = config;
@@ -64,28 +64,13 @@ public class AcceptanceRunner {
     }
 
     void start(@Observes StartupEvent event) {
-        scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "acceptance");
-            t.setDaemon(true);
-            return t;
-        });
-        long every = config.pollInterval().toMillis();
-        scheduler.scheduleWithFixedDelay(this::runQuietly, every, every, TimeUnit.MILLISECONDS);
+        // A round runs whole acceptance runs, one provider call per fixture task.
+        loops.start("acceptance", config.pollInterval(), Duration.ofMinutes(30), this::runWaiting);
     }
 
-    void stop(@Observes ShutdownEvent event) {
-        if (scheduler != null) {
-            scheduler.shutdownNow();
-        }
-    }
-
-    private void runQuietly() {
-        try {
-            while (runNext()) {
-                // keep going while runs are waiting
-            }
-        } catch (RuntimeException e) {
-            LOG.warnf("Acceptance run failed, will retry: %s", e.toString());
+    private void runWaiting() {
+        while (runNext()) {
+            // keep going while runs are waiting
         }
     }
 

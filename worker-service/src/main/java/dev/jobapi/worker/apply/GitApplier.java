@@ -12,6 +12,8 @@ import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import org.eclipse.jgit.errors.AmbiguousObjectException;
+import org.eclipse.jgit.errors.RevisionSyntaxException;
 import org.eclipse.jgit.lib.CommitBuilder;
 import org.eclipse.jgit.lib.Constants;
 import org.eclipse.jgit.lib.ObjectId;
@@ -86,19 +88,19 @@ public class GitApplier implements Applier {
                 }
                 walk.reset();
             }
-            ObjectId parentId = existing != null ? existing.getObjectId() : repo.resolve(target.baseRef());
+            ObjectId parentId = existing != null ? existing.getObjectId() : resolveBase(repo, target.baseRef());
             if (parentId == null) {
-                throw new IllegalStateException("Base ref '" + target.baseRef() + "' does not exist in " + repository);
+                throw new ApplyRefused("base ref '" + target.baseRef() + "' does not exist in the target repository");
             }
             RevCommit parent = walk.parseCommit(parentId);
             Patch parsed = new Patch();
             parsed.parse(new ByteArrayInputStream(patch));
             if (!parsed.getErrors().isEmpty()) {
-                throw new IllegalStateException("Not a unified diff: " + parsed.getErrors());
+                throw new ApplyRefused("the output is not a unified diff: " + parsed.getErrors());
             }
             PatchApplier.Result result = new PatchApplier(repo, parent.getTree(), inserter).applyPatch(parsed);
             if (!result.getErrors().isEmpty()) {
-                throw new IllegalStateException("Patch does not apply: " + result.getErrors());
+                throw new ApplyRefused("the patch does not apply to " + target.baseRef() + ": " + result.getErrors());
             }
             CommitBuilder commit = new CommitBuilder();
             commit.setTreeId(result.getTreeId());
@@ -122,6 +124,15 @@ public class GitApplier implements Applier {
             return commitId.getName();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The base ref's commit; null when it does not exist, refused when it is no ref at all. */
+    private static ObjectId resolveBase(Repository repo, String baseRef) throws IOException {
+        try {
+            return repo.resolve(baseRef);
+        } catch (RevisionSyntaxException | AmbiguousObjectException e) {
+            throw new ApplyRefused("base ref '" + baseRef + "' is not a usable ref: " + e.getMessage());
         }
     }
 

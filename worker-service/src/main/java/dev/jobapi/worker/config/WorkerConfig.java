@@ -54,6 +54,18 @@ public interface WorkerConfig {
          */
         @WithDefault("2m")
         Duration stalledApplyAfter();
+
+        /** The longest backoff between two resumes of an apply that keeps failing (transiently). */
+        @WithDefault("30m")
+        Duration applyRetryMax();
+
+        /**
+         * A starting attempt nobody claimed this long after it was made (or last announced) is announced
+         * again: its message was lost (a queue deleted, a dead-lettered park). Far past the relay's
+         * usual second; a second message is harmless, the claim is conditional.
+         */
+        @WithDefault("1m")
+        Duration reannounceAfter();
     }
 
     /** How this worker claims attempts. */
@@ -80,6 +92,14 @@ public interface WorkerConfig {
          */
         @WithDefault("262144")
         int loserOutputMaxBytes();
+
+        /** Attempt messages worked at once by one worker process (each mostly waits on its provider). */
+        @WithDefault("4")
+        int concurrency();
+
+        /** Messages the broker sends ahead (basic.qos): twice the concurrency keeps the pool busy. */
+        @WithDefault("8")
+        int prefetch();
 
         /** How long shutdown waits for attempts in flight before abandoning them unacked. */
         @WithDefault("30s")

@@ -1,110 +1,335 @@
 package dev.jobapi.worker.consumer;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.DefaultConsumer;
+import com.rabbitmq.client.Envelope;
+import com.rabbitmq.client.ShutdownSignalException;
+import dev.jobapi.common.health.BackgroundLoops;
 import dev.jobapi.common.message.AttemptMessage;
+import dev.jobapi.common.message.AttemptTopology;
+import dev.jobapi.common.message.BrokerConnection;
+import dev.jobapi.common.message.ConfirmedPublisher;
+import dev.jobapi.worker.config.WorkerConfig;
+import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptPipeline;
+import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.ShutdownEvent;
-import io.smallrye.reactive.messaging.annotations.Blocking;
-import io.smallrye.reactive.messaging.rabbitmq.IncomingRabbitMQMetadata;
-import io.vertx.core.buffer.Buffer;
-import io.vertx.core.json.JsonObject;
+import io.quarkus.runtime.StartupEvent;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.concurrent.CompletionStage;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.eclipse.microprofile.reactive.messaging.Incoming;
-import org.eclipse.microprofile.reactive.messaging.Message;
 import org.jboss.logging.Logger;
 import org.jboss.logging.MDC;
 
 /**
- * Consumes {@code jobs.attempts} with manual acknowledgement (DESIGN.md rule 8): a message is acked
- * only after the pipeline's transactions committed; any failure nacks it back to the quorum queue,
- * whose delivery limit dead-letters a poison message (rule 13). Concurrency is bounded by the
- * {@code attempt-workers} pool and prefetch by {@code max-outstanding-messages}.
+ * Consumes {@code jobs.attempts} with manual acknowledgement on a connection of its own, with the
+ * plain AMQP client because a deploy needs what the messaging connector does not offer: cancelling
+ * the consumer before the process stops.
+ *
+ * <ul>
+ *   <li>Ack only after the pipeline's transactions committed (DESIGN.md rule 8).
+ *   <li>A delivery that fails is counted on its attempt in the database and parked in the delay
+ *       queue (a new message: the broker's count is not spent); at {@link
+ *       AttemptTopology#DELIVERY_LIMIT} counted failures it is rejected to the dead-letter queue
+ *       (rule 13). A message that is not an attempt message at all goes there at once. Returns
+ *       caused by a restart or a lost connection are never counted here.
+ *   <li>Shutdown (a rolling deploy's SIGTERM) cancels the consumer first, hands the messages it
+ *       holds but has not started back to the queue as fresh copies (published, confirmed, then the
+ *       original acked: no delivery counted), and gives the attempts in flight a bounded time to
+ *       finish.
+ *   <li>A consumer the broker cancelled (its queue deleted) or a closed connection is noticed by a
+ *       loop that declares the topology again and subscribes again.
+ * </ul>
  */
 @ApplicationScoped
 public class AttemptConsumer {
 
     private static final Logger LOG = Logger.getLogger(AttemptConsumer.class);
 
+    /** The subscription loop's thread and heartbeat name. */
+    private static final String LOOP = "attempt-consumer";
+
     private final AttemptPipeline pipeline;
+    private final AttemptWork work;
     private final DelayQueue delayQueue;
+    private final ConfirmedPublisher publisher;
+    private final BrokerConnection broker;
+    private final BackgroundLoops loops;
     private final ObjectMapper mapper;
-    private final Duration shutdownGrace;
+    private final WorkerConfig.Worker config;
     private final AtomicInteger inFlight = new AtomicInteger();
+
+    private ThreadPoolExecutor workers;
+    private Connection connection;
+    private Channel channel;
+    private volatile String consumerTag;
     private volatile boolean draining;
 
     AttemptConsumer(
             AttemptPipeline pipeline,
+            AttemptWork work,
             DelayQueue delayQueue,
+            ConfirmedPublisher publisher,
+            BrokerConnection broker,
+            BackgroundLoops loops,
             ObjectMapper mapper,
-            dev.jobapi.worker.config.WorkerConfig config) {
+            WorkerConfig config) {
         this.pipeline = pipeline;
+        this.work = work;
         this.delayQueue = delayQueue;
+        this.publisher = publisher;
+        this.broker = broker;
+        this.loops = loops;
         this.mapper = mapper;
-        this.shutdownGrace = config.worker().shutdownGrace();
+        this.config = config.worker();
     }
 
-    @Incoming("attempts")
-    @Blocking(value = "attempt-workers", ordered = false)
-    public CompletionStage<Void> consume(Message<?> message) {
-        if (draining) {
-            // Shutting down: hand it back untouched for another worker.
-            return message.nack(new IllegalStateException("worker is shutting down"));
+    void start(@Observes StartupEvent event) {
+        loops.start(LOOP, Duration.ofSeconds(2), Duration.ofSeconds(30), this::subscribeIfNeeded);
+        subscribeIfNeeded();
+    }
+
+    /** Subscribes when not subscribed (first start, lost connection, consumer cancelled by the broker). */
+    public synchronized void subscribeIfNeeded() {
+        if (draining || consumerTag != null && channel != null && channel.isOpen()) {
+            return;
         }
-        inFlight.incrementAndGet();
+        closeQuietly();
+        if (workers == null || workers.isShutdown()) {
+            workers = newWorkerPool(config.concurrency());
+        }
         try {
-            String body = text(message.getPayload());
-            AttemptMessage attempt = mapper.readValue(body, AttemptMessage.class);
-            if (attempt.attemptId() == null) {
-                throw new IllegalArgumentException("message names no attemptId: " + body);
-            }
-            // Every log line of this delivery carries the ids that link it to the job's timeline.
-            MDC.put("attemptId", String.valueOf(attempt.attemptId()));
-            MDC.put("jobId", String.valueOf(attempt.jobId()));
-            boolean redelivered = message.getMetadata(IncomingRabbitMQMetadata.class)
-                    .map(IncomingRabbitMQMetadata::isRedeliver)
-                    .orElse(false);
-            if (pipeline.process(attempt, redelivered) == AttemptPipeline.Disposition.PARK) {
-                delayQueue.park(body);
-            }
-            return message.ack();
-        } catch (Exception e) {
-            LOG.warnf("Attempt message not processed, returning it to the queue: %s", e.toString());
-            return message.nack(e);
-        } finally {
-            MDC.remove("attemptId");
-            MDC.remove("jobId");
-            inFlight.decrementAndGet();
+            broker.declareTopology();
+            connection = broker.newConsumerConnection("jobapi-attempt-consumer");
+            channel = connection.createChannel();
+            channel.basicQos(config.prefetch());
+            consumerTag = channel.basicConsume(AttemptTopology.QUEUE, false, new Deliveries(channel));
+            LOG.infof(
+                    "Consuming %s (prefetch %d, %d at once)",
+                    AttemptTopology.QUEUE, config.prefetch(), config.concurrency());
+        } catch (IOException | RuntimeException e) {
+            consumerTag = null;
+            LOG.warnf("Could not subscribe to %s, retrying: %s", AttemptTopology.QUEUE, e.toString());
         }
     }
 
-    /** Stops taking new work first, then gives what is in flight a bounded time to finish. */
+    /** Whether the broker is delivering to this worker now. */
+    public boolean subscribed() {
+        return consumerTag != null && channel != null && channel.isOpen();
+    }
+
+    /**
+     * Stops taking work, hands back what was received but not started, and waits a bounded time for
+     * the attempts in flight. Runs before the rest of the application shuts down.
+     */
     void drain(@Observes @Priority(1) ShutdownEvent event) throws InterruptedException {
-        draining = true;
-        long deadline = System.nanoTime() + shutdownGrace.toNanos();
-        while (inFlight.get() > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(100);
+        stopConsuming();
+    }
+
+    /** The shutdown sequence; also what a test calls to see a deploy's drain. */
+    public void stopConsuming() throws InterruptedException {
+        List<Runnable> notStarted = new ArrayList<>();
+        synchronized (this) {
+            draining = true;
+            cancelConsumer();
+            if (workers != null) {
+                workers.getQueue().drainTo(notStarted);
+                workers.shutdown();
+            }
         }
-        if (inFlight.get() > 0) {
+        for (Runnable task : notStarted) {
+            ((Delivery) task).handBack();
+        }
+        if (workers != null && !workers.awaitTermination(config.shutdownGrace().toMillis(), TimeUnit.MILLISECONDS)) {
             LOG.warnf("Abandoning %d attempt message(s) unacked; they will be redelivered", inFlight.get());
         }
+        synchronized (this) {
+            closeQuietly();
+        }
     }
 
-    private static String text(Object payload) {
-        if (payload instanceof JsonObject json) {
-            return json.encode();
+    /** Takes work again after {@link #stopConsuming()}: a restarted process, or a test. */
+    public synchronized void resume() {
+        draining = false;
+        subscribeIfNeeded();
+    }
+
+    private void cancelConsumer() {
+        String tag = consumerTag;
+        if (tag != null && channel != null && channel.isOpen()) {
+            try {
+                channel.basicCancel(tag); // waits for cancel-ok: no delivery comes after it
+            } catch (IOException | RuntimeException e) {
+                LOG.debugf("Cancelling the consumer failed (its channel is going anyway): %s", e);
+            }
         }
-        if (payload instanceof byte[] bytes) {
-            return new String(bytes, StandardCharsets.UTF_8);
+        consumerTag = null;
+    }
+
+    private void closeQuietly() {
+        try {
+            if (connection != null && connection.isOpen()) {
+                connection.close(5_000);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.debugf("Closing the consumer connection failed: %s", e);
         }
-        if (payload instanceof Buffer buffer) {
-            return buffer.toString(StandardCharsets.UTF_8);
+        connection = null;
+        channel = null;
+        consumerTag = null;
+    }
+
+    private static ThreadPoolExecutor newWorkerPool(int concurrency) {
+        AtomicInteger n = new AtomicInteger();
+        return new ThreadPoolExecutor(
+                concurrency, concurrency, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "attempt-worker-" + n.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+    }
+
+    /** The broker's deliveries on one channel, handed to the worker pool. */
+    private final class Deliveries extends DefaultConsumer {
+
+        Deliveries(Channel channel) {
+            super(channel);
         }
-        return String.valueOf(payload);
+
+        @Override
+        public void handleDelivery(String tag, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
+            Delivery delivery = new Delivery(getChannel(), envelope, body);
+            if (draining) {
+                delivery.handBack(); // arrived between the cancel and its confirmation
+            } else {
+                workers.execute(delivery);
+            }
+        }
+
+        @Override
+        public void handleCancel(String tag) {
+            // The broker ended the subscription: its queue was deleted. The loop subscribes again.
+            LOG.warnf("RabbitMQ cancelled the consumer of %s (queue deleted?)", AttemptTopology.QUEUE);
+            consumerTag = null;
+        }
+
+        @Override
+        public void handleShutdownSignal(String tag, ShutdownSignalException signal) {
+            if (!draining) {
+                LOG.warnf("Consumer connection closed, subscribing again: %s", signal.getMessage());
+            }
+            consumerTag = null;
+        }
+    }
+
+    /** One received message, worked on a pool thread (or handed back at shutdown). */
+    private final class Delivery implements Runnable {
+        private final Channel channel;
+        private final Envelope envelope;
+        private final String body;
+
+        Delivery(Channel channel, Envelope envelope, byte[] body) {
+            this.channel = channel;
+            this.envelope = envelope;
+            this.body = new String(body, StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public void run() {
+            inFlight.incrementAndGet();
+            AttemptMessage message;
+            try {
+                message = mapper.readValue(body, AttemptMessage.class);
+                if (message.attemptId() == null) {
+                    throw new IllegalArgumentException("names no attemptId");
+                }
+            } catch (IOException | RuntimeException unreadable) {
+                // Not an attempt message: no delivery will ever make sense of it.
+                LOG.errorf("Dead-lettering a message that is not an attempt message (%s): %.200s", unreadable, body);
+                settle(() -> channel.basicReject(envelope.getDeliveryTag(), false));
+                inFlight.decrementAndGet();
+                return;
+            }
+            MDC.put("attemptId", String.valueOf(message.attemptId()));
+            MDC.put("jobId", String.valueOf(message.jobId()));
+            try {
+                if (pipeline.process(message, envelope.isRedeliver()) == AttemptPipeline.Disposition.PARK) {
+                    delayQueue.park(body);
+                }
+                settle(() -> channel.basicAck(envelope.getDeliveryTag(), false));
+            } catch (Throwable failure) { // an Error too: the message must not be lost with the thread's task
+                failed(message, failure);
+            } finally {
+                MDC.remove("attemptId");
+                MDC.remove("jobId");
+                inFlight.decrementAndGet();
+            }
+        }
+
+        /**
+         * Counts the failure on the attempt; under the limit the message waits in the delay queue
+         * and comes back, at the limit it is dead-lettered. A failure that cannot even be counted (the
+         * database is away) is transient by nature: parked, not counted.
+         */
+        private void failed(AttemptMessage message, Throwable failure) {
+            int failures;
+            try {
+                failures = QuarkusTransaction.requiringNew().call(() -> work.countFailedDelivery(message.attemptId()));
+            } catch (RuntimeException databaseAway) {
+                failures = 0;
+            }
+            if (failures >= AttemptTopology.DELIVERY_LIMIT) {
+                LOG.errorf(failure, "Delivery failed %d times; dead-lettering the message", failures);
+                settle(() -> channel.basicReject(envelope.getDeliveryTag(), false));
+                return;
+            }
+            LOG.warnf("Attempt message not processed (failure %d), retrying after a delay: %s", failures, failure);
+            try {
+                delayQueue.park(body);
+                settle(() -> channel.basicAck(envelope.getDeliveryTag(), false));
+            } catch (RuntimeException brokerAway) {
+                settle(() -> channel.basicNack(envelope.getDeliveryTag(), false, true));
+            }
+        }
+
+        /** Back to the queue as a fresh copy, then the original acked: no delivery counted. */
+        void handBack() {
+            try {
+                publisher.toWorkQueue(body);
+                settle(() -> channel.basicAck(envelope.getDeliveryTag(), false));
+            } catch (RuntimeException e) {
+                LOG.warnf("Could not hand a message back (%s); the broker returns it when the connection closes", e);
+            }
+        }
+
+        /** Acks and rejects share the channel with other pool threads; a closed channel already returned it. */
+        private void settle(Settlement settlement) {
+            synchronized (channel) {
+                try {
+                    if (channel.isOpen()) {
+                        settlement.run();
+                    }
+                } catch (IOException | RuntimeException e) {
+                    LOG.warnf("Could not settle a delivery (the broker returns it): %s", e.toString());
+                }
+            }
+        }
+    }
+
+    @FunctionalInterface
+    private interface Settlement {
+        void run() throws IOException;
     }
 }

@@ -26,20 +26,66 @@ public class AttemptWork {
     }
 
     /**
-     * Claims a starting attempt that nobody holds, and records that its request goes out now.
+     * Claims a starting attempt that nobody holds, and records that its request goes out now. The
+     * lease runs on the database's clock, so workers whose clocks differ agree on when it ends.
      *
      * @return false when another worker holds or held it
      */
     public boolean claim(UUID attemptId, String workerId, Instant now, Duration lease) {
-        return em.createNativeQuery("UPDATE attempt SET lease_owner = ?1, lease_expires_at = ?2, sent_at = ?3,"
-                                + " updated_at = ?3, version = version + 1"
+        return em.createNativeQuery("UPDATE attempt SET lease_owner = ?1,"
+                                + " lease_expires_at = statement_timestamp() + ?2 * interval '1 millisecond',"
+                                + " sent_at = ?3, updated_at = ?3, version = version + 1"
                                 + " WHERE id = ?4 AND state = 'starting' AND lease_owner IS NULL")
                         .setParameter(1, workerId)
-                        .setParameter(2, now.plus(lease))
+                        .setParameter(2, lease.toMillis())
                         .setParameter(3, now)
                         .setParameter(4, attemptId)
                         .executeUpdate()
                 == 1;
+    }
+
+    /** Whether the attempt's lease is still running, by the database's clock. */
+    public boolean leaseLive(UUID attemptId) {
+        return (Boolean) em.createNativeQuery(
+                        "SELECT coalesce(lease_expires_at > statement_timestamp(), false) FROM attempt WHERE id = ?1")
+                .setParameter(1, attemptId)
+                .getSingleResult();
+    }
+
+    /**
+     * Extends this worker's lease while its provider call is in flight (the heartbeat).
+     *
+     * @return false when the lease is no longer this worker's to extend: it ran out, or the attempt
+     *     moved on (superseded, cancelled, marked unknown)
+     */
+    public boolean renewLease(UUID attemptId, String workerId, Duration lease) {
+        return em.createNativeQuery("UPDATE attempt"
+                                + " SET lease_expires_at = statement_timestamp() + ?1 * interval '1 millisecond'"
+                                + " WHERE id = ?2 AND state = 'starting' AND lease_owner = ?3"
+                                + " AND lease_expires_at > statement_timestamp()")
+                        .setParameter(1, lease.toMillis())
+                        .setParameter(2, attemptId)
+                        .setParameter(3, workerId)
+                        .executeUpdate()
+                == 1;
+    }
+
+    /** Counts one failed delivery of the attempt's message and returns the count so far. */
+    public int countFailedDelivery(UUID attemptId) {
+        List<?> counted = em.createNativeQuery("UPDATE attempt SET failed_deliveries = failed_deliveries + 1"
+                        + " WHERE id = ?1 RETURNING failed_deliveries")
+                .setParameter(1, attemptId)
+                .getResultList();
+        return counted.isEmpty() ? 0 : ((Number) counted.get(0)).intValue();
+    }
+
+    /** Announces the attempt again through the outbox (the claim is conditional: a second message is harmless). */
+    public void reannounce(UUID attemptId, UUID jobId, Instant now) {
+        em.createNativeQuery("INSERT INTO outbox (attempt_id, job_id, created_at) VALUES (?1, ?2, ?3)")
+                .setParameter(1, attemptId)
+                .setParameter(2, jobId)
+                .setParameter(3, now)
+                .executeUpdate();
     }
 
     /** Stores the generation once; a second store of the same attempt is a no-op. */
@@ -120,6 +166,28 @@ public class AttemptWork {
                 .getResultStream()
                 .findFirst()
                 .map(Object::toString);
+    }
+
+    /** Removes the reservation of an apply the target refused: nothing was applied under this key. */
+    public void releaseRefusedApply(ApplyKey key) {
+        em.createNativeQuery("DELETE FROM applied_patch WHERE idem_key = ?1 AND status = 'pending'")
+                .setParameter(1, key.value())
+                .executeUpdate();
+    }
+
+    /**
+     * Puts a failed apply resume of the job back by an exponential backoff (from {@code base}, at most
+     * {@code max}), so the next round takes the jobs tried least recently first.
+     */
+    public void deferApply(UUID jobId, Duration base, Duration max) {
+        em.createNativeQuery(
+                        "UPDATE job SET apply_failures = apply_failures + 1, apply_retry_at = statement_timestamp()"
+                                + " + least(?1 * power(2, least(apply_failures, 20)), ?2) * interval '1 millisecond'"
+                                + " WHERE id = ?3")
+                .setParameter(1, base.toMillis())
+                .setParameter(2, max.toMillis())
+                .setParameter(3, jobId)
+                .executeUpdate();
     }
 
     public void markApplied(ApplyKey key, String targetRef, Instant now) {

@@ -17,6 +17,7 @@ import dev.jobapi.common.job.JobRepository;
 import dev.jobapi.common.job.JobState;
 import dev.jobapi.common.message.AttemptMessage;
 import dev.jobapi.worker.apply.Applier;
+import dev.jobapi.worker.apply.ApplyRefused;
 import dev.jobapi.worker.apply.ApplyTarget;
 import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.fallback.AutomaticFallback;
@@ -205,18 +206,52 @@ public class AttemptPipeline {
             events.record(job.id(), attemptId, "attempt.claimed", "by " + workerId + ", request sent at " + now);
             return Next.CALL;
         }
-        if (attempt.leaseExpiresAt().isAfter(now)) {
+        if (work.leaseLive(attemptId)) {
             events.record(job.id(), attemptId, "message.parked", "lease of " + attempt.leaseOwner() + " is live");
             return Next.PARK;
         }
-        // The lease ran out and nothing was stored: the provider may have the request. Never resend.
+        declareLeaseLost(job, attempt, now);
+        return Next.NOTHING;
+    }
+
+    /**
+     * The sweep's way in for a claimed attempt whose lease ran out with nothing stored and no message
+     * left to find it: the same move a redelivery makes. Re-checked under the job's lock.
+     */
+    public void expireLease(UUID attemptId) {
+        QuarkusTransaction.requiringNew().run(() -> {
+            Attempt attempt = attempts.findById(attemptId);
+            Job job = jobs.findForUpdate(attempt.jobId()).orElseThrow();
+            em.refresh(attempt);
+            boolean stillStranded = attempt.state() == AttemptState.STARTING
+                    && attempt.leaseOwner() != null
+                    && attempts.generation(attemptId).isEmpty()
+                    && !work.leaseLive(attemptId);
+            if (stillStranded) {
+                declareLeaseLost(job, attempt, clock.instant());
+            }
+        });
+    }
+
+    /** The lease ran out and nothing was stored: the provider may have the request. Never resend. */
+    private void declareLeaseLost(Job job, Attempt attempt, Instant now) {
         String reason = "lease of " + attempt.leaseOwner() + " expired with no stored result;"
                 + " the provider may have the request";
         attempt.markUnknown(reason, now);
         metrics.attemptOutcome(attempt.provider(), "unknown");
-        events.record(job.id(), attemptId, "attempt.unknown", reason);
-        requireReview(job, attemptId, reason, now);
-        return Next.NOTHING;
+        events.record(job.id(), attempt.id(), "attempt.unknown", reason);
+        requireReview(job, attempt.id(), reason, now);
+    }
+
+    /**
+     * The sweep's way in for an open attempt whose output and provider-reported usage are stored but
+     * that never reached the election (the election failed after the store, or the result arrived
+     * after the attempt became unknown): elect it, then apply the winner.
+     */
+    public void electStored(UUID attemptId) {
+        if (QuarkusTransaction.requiringNew().call(() -> elect(attemptId))) {
+            apply(attemptId);
+        }
     }
 
     /**
@@ -310,7 +345,9 @@ public class AttemptPipeline {
         em.refresh(attempt);
         Instant now = clock.instant();
         boolean starting = attempt.state() == AttemptState.STARTING;
-        if (starting && outcome.remoteId() != null) {
+        // An attempt marked unknown while its call was still running (lease lost) takes its result too.
+        boolean awaited = starting || attempt.state() == AttemptState.UNKNOWN && !attempt.quarantined();
+        if (awaited && outcome.remoteId() != null) {
             attempt.recordRemoteId(outcome.remoteId(), now);
         }
         if (outcome instanceof ProviderOutcome.Completed completed) {
@@ -320,7 +357,7 @@ public class AttemptPipeline {
             metrics.tokens(attempt.provider(), completed.usage());
             events.record(job.id(), attemptId, "generation.stored", digest + ", remote id " + completed.remoteId());
             events.record(job.id(), attemptId, "usage.recorded", describe(completed.usage()));
-            if (!starting) {
+            if (!awaited) {
                 LOG.infof("Attempt %s is %s; its late result is stored, never applied", attemptId, attempt.state());
                 return false;
             }
@@ -383,6 +420,13 @@ public class AttemptPipeline {
         em.refresh(attempt);
         Instant now = clock.instant();
         boolean resolvedUnknown = attempt.state() == AttemptState.UNKNOWN && !attempt.quarantined();
+        if (resolvedUnknown && attempt.outputDigest() == null) {
+            Optional<Generation> stored = attempts.generation(attemptId);
+            if (stored.isEmpty()) {
+                return false; // nothing to elect yet
+            }
+            attempt.recordOutput(stored.get().outputDigest(), now);
+        }
         if (attempt.state() != AttemptState.STARTING && !resolvedUnknown) {
             return attempt.state() == AttemptState.SUCCEEDED
                     && attemptId.equals(job.winningAttemptId())
@@ -464,7 +508,12 @@ public class AttemptPipeline {
         if (!plan.alreadyApplied()) {
             var earlier = applier.findApplied(plan.key(), plan.target());
             foundOnTarget = earlier.isPresent();
-            targetRef = earlier.orElseGet(() -> applier.apply(plan.key(), plan.patch(), plan.target()));
+            try {
+                targetRef = earlier.orElseGet(() -> applier.apply(plan.key(), plan.patch(), plan.target()));
+            } catch (ApplyRefused refused) {
+                QuarkusTransaction.requiringNew().run(() -> refuseApply(plan.key(), attemptId, refused.getMessage()));
+                return;
+            }
             crashPoints.hit(CrashPoints.Point.AFTER_APPLY_BEFORE_ACK);
         }
         if (plan.alreadyApplied() || foundOnTarget) {
@@ -488,6 +537,28 @@ public class AttemptPipeline {
                 events.record(jobId, attemptId, "job.completed", null);
             }
         });
+    }
+
+    /**
+     * The target refused the winner's patch for good. Trying again would change nothing, so the win
+     * is released: the attempt fails with the target's reason, its apply reservation goes (nothing
+     * was applied under it), and the job waits for its owner to ask for another attempt or cancel.
+     */
+    private void refuseApply(ApplyKey key, UUID attemptId, String reason) {
+        Attempt attempt = attempts.findById(attemptId);
+        Job job = jobs.findForUpdate(attempt.jobId()).orElseThrow();
+        em.refresh(attempt);
+        if (!attemptId.equals(job.winningAttemptId()) || job.state().isTerminal()) {
+            return;
+        }
+        Instant now = clock.instant();
+        String stated = "apply refused by the target: " + reason;
+        work.releaseRefusedApply(key);
+        attempt.failApply(stated, now);
+        job.releaseRefusedWinner("attempt " + attemptId + ": " + stated, now);
+        metrics.attemptOutcome(attempt.provider(), "apply_refused");
+        events.record(job.id(), attemptId, "apply.refused", reason);
+        events.record(job.id(), attemptId, "job.needs_review", stated);
     }
 
     private JsonNode input(Job job) {

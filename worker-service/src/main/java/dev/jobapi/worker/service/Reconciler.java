@@ -1,72 +1,142 @@
 package dev.jobapi.worker.service;
 
+import dev.jobapi.common.health.BackgroundLoops;
 import dev.jobapi.worker.config.WorkerConfig;
+import dev.jobapi.worker.repository.AttemptWork;
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.persistence.EntityManager;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.jboss.logging.Logger;
 
 /**
- * Looks, on a schedule, for attempts whose answer was lost (unknown, or superseded by a reviewer
- * while the provider may still have worked) and that have no usage recorded, and asks their
- * provider what happened, the least recently asked first. It also resumes applies that a crash
- * stopped after the election where no message is left to redeliver. Several workers may do this at
- * once: every write it leads to is conditional, so the second one finds the work done.
+ * The recovery sweep: on a schedule, it finds every attempt and job that waits for a message that
+ * may never come, so nothing depends on the queue to finish. Each step takes a bounded batch, and
+ * one item failing never stops the others or the later steps:
+ *
+ * <ol>
+ *   <li>claimed attempts whose lease ran out (database clock) with nothing stored: unknown, never resent;
+ *   <li>open attempts whose output and provider-reported usage are stored but that were never elected;
+ *   <li>starting attempts nobody claimed within a bound: announced again through the outbox;
+ *   <li>elected winners whose apply stopped: resumed, least recently tried first, with backoff;
+ *   <li>unknown (or reviewer-superseded) attempts with no usage: their provider is asked (rule 5).
+ * </ol>
+ *
+ * Several workers may sweep at once: every write it leads to is conditional, so the second finds the
+ * work done.
  */
 @ApplicationScoped
 public class Reconciler {
 
     private static final Logger LOG = Logger.getLogger(Reconciler.class);
 
+    /** This loop's thread and heartbeat name. */
+    static final String LOOP = "reconciler";
+
     private final AttemptPipeline pipeline;
+    private final AttemptWork work;
     private final EntityManager em;
     private final WorkerConfig.Reconciler config;
     private final Clock clock;
-    private ScheduledExecutorService scheduler;
+    private final BackgroundLoops loops;
 
-    Reconciler(AttemptPipeline pipeline, EntityManager em, WorkerConfig config, Clock clock) {
+    Reconciler(
+            AttemptPipeline pipeline,
+            AttemptWork work,
+            EntityManager em,
+            WorkerConfig config,
+            Clock clock,
+            BackgroundLoops loops) {
         this.pipeline = pipeline;
+        this.work = work;
         this.em = em;
         this.config = config.reconciler();
         this.clock = clock;
+        this.loops = loops;
     }
 
     void start(@Observes StartupEvent event) {
-        scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "reconciler");
-            t.setDaemon(true);
-            return t;
-        });
-        long every = config.interval().toMillis();
-        scheduler.scheduleWithFixedDelay(this::roundQuietly, every, every, TimeUnit.MILLISECONDS);
+        // A round makes provider lookups and applies; a few minutes is far past a healthy one.
+        loops.start(LOOP, config.interval(), Duration.ofMinutes(5), this::round);
     }
 
-    void stop(@Observes ShutdownEvent event) {
-        if (scheduler != null) {
-            scheduler.shutdownNow();
-        }
-    }
-
-    private void roundQuietly() {
-        try {
-            round();
-        } catch (RuntimeException e) {
-            LOG.warnf("Reconciliation round failed, will retry: %s", e.toString());
-        }
-    }
-
-    /** One pass over the candidates; returns how many were reconciled. */
+    /** One pass of every step; returns how many lost answers were reconciled from the provider. */
     public int round() {
+        eachOf("lease expiry", claimedAttemptsWithExpiredLeases(), pipeline::expireLease);
+        eachOf("election of a stored result", storedResultsNeverElected(), pipeline::electStored);
+        eachOf("announcement", unclaimedAttempts(), this::reannounce);
         resumeStalledApplies();
+        return lookUpLostAnswers();
+    }
+
+    private List<UUID> claimedAttemptsWithExpiredLeases() {
+        return ids("SELECT a.id FROM attempt a WHERE a.state = 'starting' AND a.lease_owner IS NOT NULL"
+                + " AND a.lease_expires_at < statement_timestamp()"
+                + " AND NOT EXISTS (SELECT 1 FROM generation g WHERE g.attempt_id = a.id)"
+                + " ORDER BY a.lease_expires_at LIMIT " + config.batchSize());
+    }
+
+    private List<UUID> storedResultsNeverElected() {
+        // Older than a few seconds, so a pipeline on its way from the store to the election goes first.
+        return ids("SELECT a.id FROM attempt a WHERE a.state IN ('starting', 'unknown') AND NOT a.quarantined"
+                + " AND a.updated_at < statement_timestamp() - interval '5 seconds'"
+                + " AND EXISTS (SELECT 1 FROM generation g WHERE g.attempt_id = a.id)"
+                + " AND EXISTS (SELECT 1 FROM usage_record u WHERE u.attempt_id = a.id"
+                + " AND u.source = 'provider_reported')"
+                + " ORDER BY a.updated_at LIMIT " + config.batchSize());
+    }
+
+    private List<UUID> unclaimedAttempts() {
+        long afterMs = config.reannounceAfter().toMillis();
+        return ids("SELECT a.id FROM attempt a WHERE a.state = 'starting' AND a.lease_owner IS NULL"
+                + " AND a.created_at < statement_timestamp() - " + afterMs + " * interval '1 millisecond'"
+                + " AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.attempt_id = a.id AND (o.sent_at IS NULL"
+                + " OR o.sent_at > statement_timestamp() - " + afterMs + " * interval '1 millisecond'))"
+                + " ORDER BY a.created_at LIMIT " + config.batchSize());
+    }
+
+    private void reannounce(UUID attemptId) {
+        QuarkusTransaction.requiringNew().run(() -> {
+            Object jobId = em.createNativeQuery("SELECT job_id FROM attempt WHERE id = ?1")
+                    .setParameter(1, attemptId)
+                    .getSingleResult();
+            LOG.warnf("Attempt %s was never claimed; announcing it again", attemptId);
+            work.reannounce(attemptId, (UUID) jobId, clock.instant());
+        });
+    }
+
+    /** Winners whose apply stopped, the least recently tried first; a failed resume backs off. */
+    private void resumeStalledApplies() {
+        @SuppressWarnings("unchecked")
+        List<Object[]> winners = QuarkusTransaction.requiringNew().call(() -> em.createNativeQuery(
+                        "SELECT id, winning_attempt_id FROM job WHERE winning_attempt_id IS NOT NULL"
+                                + " AND state IN ('accepted', 'running', 'needs_review') AND updated_at < ?1"
+                                + " AND (apply_retry_at IS NULL OR apply_retry_at < statement_timestamp())"
+                                + " ORDER BY apply_retry_at NULLS FIRST, updated_at LIMIT ?2")
+                .setParameter(1, clock.instant().minus(config.stalledApplyAfter()))
+                .setParameter(2, config.batchSize())
+                .getResultList());
+        for (Object[] row : winners) {
+            UUID jobId = (UUID) row[0];
+            UUID winner = (UUID) row[1];
+            LOG.warnf("Resuming the apply of attempt %s, stopped after its election", winner);
+            try {
+                pipeline.resumeApply(winner);
+            } catch (RuntimeException e) {
+                LOG.errorf("Apply of attempt %s failed again, retried after a backoff: %s", winner, e.toString());
+                QuarkusTransaction.requiringNew()
+                        .run(() -> work.deferApply(jobId, config.stalledApplyAfter(), config.applyRetryMax()));
+            }
+        }
+    }
+
+    private int lookUpLostAnswers() {
         var now = clock.instant();
         @SuppressWarnings("unchecked")
         List<UUID> candidates = QuarkusTransaction.requiringNew()
@@ -81,8 +151,12 @@ public class Reconciler {
                         .getResultList());
         int reconciled = 0;
         for (UUID attemptId : candidates) {
-            if (pipeline.reconcile(attemptId)) {
-                reconciled++;
+            try {
+                if (pipeline.reconcile(attemptId)) {
+                    reconciled++;
+                }
+            } catch (RuntimeException e) {
+                LOG.errorf("Reconciling attempt %s failed, a later round retries: %s", attemptId, e.toString());
             }
             QuarkusTransaction.requiringNew()
                     .run(() -> em.createNativeQuery("UPDATE attempt SET looked_up_at = ?1 WHERE id = ?2")
@@ -93,22 +167,19 @@ public class Reconciler {
         return reconciled;
     }
 
-    private void resumeStalledApplies() {
-        @SuppressWarnings("unchecked")
-        List<UUID> winners = QuarkusTransaction.requiringNew().call(() -> em.createNativeQuery(
-                        "SELECT winning_attempt_id FROM job WHERE winning_attempt_id IS NOT NULL"
-                                + " AND state IN ('accepted', 'running', 'needs_review') AND updated_at < ?1"
-                                + " ORDER BY updated_at LIMIT ?2")
-                .setParameter(1, clock.instant().minus(config.stalledApplyAfter()))
-                .setParameter(2, config.batchSize())
-                .getResultList());
-        for (UUID winner : winners) {
-            LOG.warnf("Resuming the apply of attempt %s, stopped after its election", winner);
+    @SuppressWarnings("unchecked")
+    private List<UUID> ids(String sql) {
+        return QuarkusTransaction.requiringNew()
+                .call(() -> em.createNativeQuery(sql).getResultList());
+    }
+
+    /** Runs the step for each id; one failing is logged and never stops the rest. */
+    private static void eachOf(String step, List<UUID> ids, Consumer<UUID> action) {
+        for (UUID id : ids) {
             try {
-                pipeline.resumeApply(winner);
+                action.accept(id);
             } catch (RuntimeException e) {
-                // One target refusing must not hold up the others or the lookups below.
-                LOG.errorf("Apply of attempt %s failed again, next round retries: %s", winner, e.toString());
+                LOG.errorf("Recovery (%s) of attempt %s failed, a later round retries: %s", step, id, e.toString());
             }
         }
     }

@@ -1,0 +1,75 @@
+package dev.jobapi.common.message;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.ReturnCallback;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The one way attempt messages are published (outbox relay, parking, hand-off at shutdown, dead
+ * letter replay): persistent, {@code mandatory}, and done only when the broker confirmed every
+ * message. A message the broker returns (no queue bound: the queue was deleted) or nacks is not
+ * sent, and the caller keeps it. RabbitMQ sends a return before the confirm of the same message, so
+ * once the confirms are in, every return is too.
+ */
+@ApplicationScoped
+public class ConfirmedPublisher {
+
+    private static final Duration CONFIRM_TIMEOUT = Duration.ofSeconds(10);
+
+    private final BrokerConnection broker;
+
+    ConfirmedPublisher(BrokerConnection broker) {
+        this.broker = broker;
+    }
+
+    /** One message to the work queue, through its exchange. */
+    public void toWorkQueue(String body) {
+        publish(AttemptTopology.EXCHANGE, AttemptTopology.ROUTING_KEY, List.of(body));
+    }
+
+    /**
+     * Publishes the bodies in order and waits for the broker's confirms.
+     *
+     * @throws NotRouted when the broker returned any of them (nothing bound) or nacked them
+     */
+    public void publish(String exchange, String routingKey, List<String> bodies) {
+        broker.withChannel(channel -> {
+            channel.confirmSelect();
+            Set<String> returned = ConcurrentHashMap.newKeySet();
+            ReturnCallback onReturn = r -> returned.add(r.getProperties().getMessageId());
+            channel.addReturnListener(onReturn);
+            for (String body : bodies) {
+                AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()
+                        .contentType("application/json")
+                        .deliveryMode(2)
+                        .messageId(UUID.randomUUID().toString())
+                        .build();
+                channel.basicPublish(exchange, routingKey, true, properties, body.getBytes(StandardCharsets.UTF_8));
+            }
+            try {
+                channel.waitForConfirmsOrDie(CONFIRM_TIMEOUT.toMillis());
+            } catch (IOException nacked) {
+                throw new NotRouted("the broker refused the publish: " + nacked.getMessage());
+            }
+            if (!returned.isEmpty()) {
+                throw new NotRouted(returned.size() + " of " + bodies.size()
+                        + " message(s) returned unroutable by the broker (no queue bound to " + exchange + ")");
+            }
+            return null;
+        });
+    }
+
+    /** The broker did not take a message into a queue; it is not sent. */
+    public static class NotRouted extends RuntimeException {
+        public NotRouted(String reason) {
+            super(reason);
+        }
+    }
+}
