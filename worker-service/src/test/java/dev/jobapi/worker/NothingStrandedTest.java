@@ -1,0 +1,191 @@
+package dev.jobapi.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.jobapi.fakeprovider.DemoRepository;
+import dev.jobapi.fakeprovider.Script;
+import dev.jobapi.fakeprovider.Step;
+import dev.jobapi.worker.consumer.AttemptConsumer;
+import dev.jobapi.worker.provider.ProviderOutcome;
+import dev.jobapi.worker.provider.ProviderRegistry;
+import dev.jobapi.worker.provider.ProviderRequest;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The liveness half of the promise: whatever is lost (a message, a lease, an election, an apply),
+ * every job ends completed, cancelled or waiting for a person with the reason stated, and nothing
+ * is dead-lettered that is not poison. Real database, broker, fake provider and git repository.
+ */
+@QuarkusTest
+@QuarkusTestResource(value = FakeProviderResource.class, restrictToAnnotatedClass = true)
+class NothingStrandedTest extends WorkerTestSupport {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(30);
+
+    @Inject
+    ProviderRegistry providers;
+
+    @Inject
+    AttemptConsumer consumer;
+
+    @Test
+    void claimedAttemptWhoseLeaseRanOutWithNoMessageLeftIsFoundByTheSweepAndReconciled() throws Exception {
+        // CI's soak: the worker that claimed it died after the provider answered, and the message was
+        // dead-lettered by broker restarts; nothing will ever be delivered for it again.
+        UUID job = aJob("lease ran out, no message");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        ProviderOutcome answered = providers
+                .forName("fake-a")
+                .generate(new ProviderRequest(attempt, "attempt-" + attempt, "fake-a", "lease ran out, no message"));
+        assertThat(answered).isInstanceOf(ProviderOutcome.Completed.class);
+        execute("UPDATE attempt SET lease_owner = 'dead-worker', lease_expires_at = now() - interval '1 second',"
+                + " sent_at = now() - interval '1 minute' WHERE id = '" + attempt + "'");
+        execute("UPDATE job SET state = 'running' WHERE id = '" + job + "'");
+
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(attemptState(attempt)).isEqualTo("succeeded");
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM usage_record WHERE attempt_id = '" + attempt
+                        + "' AND source = 'provider_reported' AND prompt_tokens IS NOT NULL"))
+                .isEqualTo(1);
+        assertThat(requestsMatching("lease ran out, no message")).hasSize(1); // never resent
+    }
+
+    @Test
+    void storedResultOfAnUnknownAttemptWhoseElectionFailedIsElectedAndAppliedOnce() throws Exception {
+        // What the reconciler leaves when the election fails once after it stored a found result.
+        UUID job = aJob("election failed once");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        storeResult(attempt);
+        execute("UPDATE attempt SET state = 'unknown', reason = 'sent, then no answer', sent_at = now()"
+                + " - interval '1 minute', updated_at = now() - interval '1 minute' WHERE id = '" + attempt + "'");
+        execute("UPDATE job SET state = 'needs_review', review_reason = 'unknown' WHERE id = '" + job + "'");
+
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(attemptState(attempt)).isEqualTo("succeeded");
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+    }
+
+    @Test
+    void resultArrivingAfterTheLeaseWasDeclaredLostIsElectedNotStranded() throws Exception {
+        fake().addScript(Script.of("outlived its lease", Step.delayed(1_800)));
+        UUID job = aJob("outlived its lease");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE)
+                .until(() -> text("SELECT lease_owner FROM attempt WHERE id = '" + attempt + "'") != null);
+        // The call outlives its lease: the sweep declares the attempt unknown while it is in flight.
+        execute("UPDATE attempt SET lease_expires_at = now() - interval '1 second' WHERE id = '" + attempt + "'");
+        await().atMost(PATIENCE).until(() -> !"starting".equals(attemptState(attempt)));
+
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(attemptState(attempt)).isEqualTo("succeeded");
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+        assertThat(requestsMatching("outlived its lease")).hasSize(1);
+    }
+
+    @Test
+    void startingAttemptNobodyClaimedIsAnnouncedAgainThroughTheOutbox() {
+        // Its message was lost (a queue deleted, a park dead-lettered): no worker will ever see it.
+        UUID job = aJob("never claimed");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        execute("UPDATE attempt SET created_at = now() - interval '1 minute' WHERE id = '" + attempt + "'");
+
+        await().atMost(PATIENCE)
+                .until(() ->
+                        count("SELECT count(*) FROM outbox WHERE attempt_id = '" + attempt + "' AND sent_at IS NULL")
+                                == 1);
+        // One announcement per bound, not one per round.
+        await().during(Duration.ofSeconds(2))
+                .atMost(Duration.ofSeconds(3))
+                .until(() -> count("SELECT count(*) FROM outbox WHERE attempt_id = '" + attempt + "'") == 1);
+    }
+
+    @Test
+    void patchTheTargetRefusesForGoodSendsTheJobToReviewWithTheReasonAndFreesTheWin() throws Exception {
+        UUID job = aJob("no such base");
+        execute("UPDATE job SET input = replace(input, '\"main\"', '\"no-such-branch\"') WHERE id = '" + job + "'");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+
+        await().atMost(PATIENCE).until(() -> "needs_review".equals(jobState(job)));
+        assertThat(text("SELECT review_reason FROM job WHERE id = '" + job + "'"))
+                .contains("apply refused")
+                .contains("no-such-branch");
+        assertThat(attemptState(attempt)).isEqualTo("failed");
+        assertThat(text("SELECT winning_attempt_id FROM job WHERE id = '" + job + "'"))
+                .isNull();
+        assertThat(count("SELECT count(*) FROM applied_patch WHERE job_id = '" + job + "'"))
+                .isZero();
+        assertThat(deadLetters()).isEmpty();
+        // Another attempt may now win and apply (the owner asked again, with a base that exists).
+        execute("UPDATE job SET input = replace(input, '\"no-such-branch\"', '\"main\"') WHERE id = '" + job + "'");
+        UUID second = aStartingAttempt(job, "fake-b");
+        publish(second, job);
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+    }
+
+    @Test
+    void failingDeliveriesAreCountedOnTheAttemptAndDeadLetteredAtTheLimit() {
+        UUID job = aJob("always throws");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        // Every delivery of this attempt fails inside the pipeline's first transaction.
+        execute("CREATE OR REPLACE FUNCTION poison_job_event() RETURNS trigger LANGUAGE plpgsql AS"
+                + " $$ BEGIN RAISE EXCEPTION 'poisoned for the test'; END $$");
+        execute("CREATE TRIGGER poison_job_event BEFORE INSERT ON job_event FOR EACH ROW WHEN (NEW.job_id = '" + job
+                + "') EXECUTE FUNCTION poison_job_event()");
+        try {
+            publish(attempt, job);
+            await().atMost(Duration.ofSeconds(60)).until(() -> !deadLetters().isEmpty());
+            assertThat(count("SELECT failed_deliveries FROM attempt WHERE id = '" + attempt + "'"))
+                    .isEqualTo(5);
+        } finally {
+            execute("DROP TRIGGER IF EXISTS poison_job_event ON job_event");
+        }
+    }
+
+    @Test
+    void shutdownCancelsTheConsumerHandsBackWhatItHoldsAndDeadLettersNothing() throws Exception {
+        fake().addScript(Script.of("rolling deploy", Step.delayed(1_500)));
+        List<UUID> jobs = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            UUID job = aJob("rolling deploy " + i);
+            jobs.add(job);
+            publish(aStartingAttempt(job, "fake-a"), job);
+        }
+        await().atMost(PATIENCE).until(() -> count("SELECT count(*) FROM attempt WHERE lease_owner IS NOT NULL") > 0);
+        try {
+            consumer.stopConsuming(); // what SIGTERM runs first
+            assertThat(consumer.subscribed()).isFalse();
+            assertThat(deadLetters()).isEmpty();
+        } finally {
+            consumer.resume(); // the next process
+        }
+        for (UUID job : jobs) {
+            await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        }
+        for (int i = 0; i < 12; i++) {
+            assertThat(requestsMatching("rolling deploy " + i + "\"")).hasSize(1);
+        }
+        assertThat(count("SELECT coalesce(max(failed_deliveries), 0) FROM attempt"))
+                .isZero();
+        assertThat(deadLetters()).isEmpty();
+    }
+
+    private void storeResult(UUID attempt) {
+        String patch = DemoRepository.defaultPatch().replace("'", "''");
+        execute("INSERT INTO generation (attempt_id, patch, output_digest, created_at) VALUES ('" + attempt
+                + "', convert_to('" + patch + "', 'UTF8'), 'sha256:stored', now())");
+        execute("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source,"
+                + " recorded_at) VALUES ('" + attempt + "', 'alice', 'fake-a', 5, 8, 'provider_reported', now())");
+    }
+}
