@@ -10,7 +10,7 @@ import java.util.Random;
  * fallback or supersession after the fault gets a result.
  */
 enum ProviderFault {
-    HEALTHY(40),
+    HEALTHY(33),
     /** 5xx before the first token, fewer than three times: the worker's resends get through. */
     TRANSIENT_5XX(14),
     /** 429 twice: resent with backoff, same attempt. */
@@ -24,7 +24,17 @@ enum ProviderFault {
     /** The stream breaks after the first token: failed, partial output discarded. */
     ABORT_AFTER_FIRST_TOKEN(8),
     /** A complete answer without usage: quarantined, never applied. */
-    MISSING_USAGE(6);
+    MISSING_USAGE(6),
+    /**
+     * A 500 whose body stalls, after the headers, for longer than the worker's lease: the worker cuts
+     * it off by its deadline and never resends; unknown after one send, with nothing to reconcile.
+     */
+    STALLED_BODY(3),
+    /** An answer cut off at the output limit: failed with the usage the provider reported, never applied. */
+    TRUNCATED_OUTPUT(4);
+
+    /** Longer than the soak's worker lease (six read timeouts), so the stall outlasts any deadline. */
+    private static final int STALL_IN_READ_TIMEOUTS = 8;
 
     private final int weight;
 
@@ -74,6 +84,10 @@ enum ProviderFault {
             case LOST_ANSWER -> steps.addObject().put("status", 502).put("delayMs", readTimeoutMs + 1_000);
             case ABORT_AFTER_FIRST_TOKEN -> steps.addObject().put("abortAfterFirstToken", true);
             case MISSING_USAGE -> steps.addObject().put("omitUsage", true);
+            case STALLED_BODY -> steps.addObject()
+                    .put("status", 500)
+                    .put("stallMs", STALL_IN_READ_TIMEOUTS * readTimeoutMs);
+            case TRUNCATED_OUTPUT -> steps.addObject().put("truncated", true);
             default -> throw new IllegalStateException("no script for " + this);
         }
         steps.addObject().put("status", 200);

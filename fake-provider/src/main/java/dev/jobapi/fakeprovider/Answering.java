@@ -57,7 +57,7 @@ final class Answering {
                 null,
                 null,
                 null));
-        ReceivedRequest.Usage usage = step.omitUsage() ? null : ReceivedRequest.Usage.count(prompt, step.patch());
+        ReceivedRequest.Usage usage = step.omitUsage() ? null : ReceivedRequest.Usage.count(prompt, step.output());
         if (step.callsBack()) {
             callbacks.schedule(run, receivedAt, step.callbackAfterMs(), prompt, attemptId, id, step.patch(), usage);
         }

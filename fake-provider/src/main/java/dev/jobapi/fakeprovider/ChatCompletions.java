@@ -43,7 +43,12 @@ final class ChatCompletions {
         Step step = answer.step();
         if (!step.succeeds()) {
             answer.logAnswered(step.status(), null, null);
-            Exchanges.sendError(exchange, step.status(), "Scripted failure: status " + step.status() + ".");
+            Exchanges.sendStalling(
+                    exchange,
+                    step.status(),
+                    Exchanges.errorBody(step.status(), "Scripted failure: status " + step.status() + "."),
+                    false,
+                    step.stallMs());
             return;
         }
 
@@ -55,37 +60,39 @@ final class ChatCompletions {
             // A broken answer is not a completion: nothing is stored and no usage was reported.
             answer.logAnswered(200, id, null);
             if (request.stream()) {
-                List<String> events = streamEvents(id, created, request, step.patch(), usage);
+                List<String> events = streamEvents(id, created, request, step, usage);
                 EventStreams.abortStream(exchange, events.subList(0, 1), events);
             } else {
-                EventStreams.abortBody(exchange, completion(id, created, request, step.patch(), usage));
+                EventStreams.abortBody(exchange, completion(id, created, request, step, usage));
             }
             return;
         }
 
-        ObjectNode completion = completion(id, created, request, step.patch(), usage);
+        ObjectNode completion = completion(id, created, request, step, usage);
         // Stored before a byte is written, so the completion exists even when the client has already given up.
-        answer.run().store(id, completion);
+        answer.run().store(id, completion, step.stallMs());
         answer.logAnswered(200, id, usage);
         if (request.stream()) {
-            EventStreams.stream(exchange, streamEvents(id, created, request, step.patch(), usage));
+            // The stall comes after the first chunk: the first token is out, the rest hangs.
+            EventStreams.stream(exchange, streamEvents(id, created, request, step, usage), 1, step.stallMs());
         } else {
-            Exchanges.sendJson(exchange, 200, completion);
+            Exchanges.sendStalling(exchange, 200, completion, true, step.stallMs());
         }
     }
 
     /** {@code GET /v1/chat/completions/{id}}: the stored completion, as OpenAI's stored-completions API returns it. */
     void get(HttpExchange exchange, String id) throws IOException {
-        ObjectNode completion = state.get()
-                .completion(id)
+        ProviderState run = state.get();
+        ObjectNode completion = run.completion(id)
                 .orElseThrow(() -> new ProviderError(404, "No chat completion found with id '" + id + "'."));
-        Exchanges.sendJson(exchange, 200, completion);
+        Exchanges.sendStalling(exchange, 200, completion, true, run.stallOf(List.of(id)));
     }
 
     /** {@code GET /v1/chat/completions?metadata[key]=value}: stored completions carrying that metadata. */
     void list(HttpExchange exchange) throws IOException {
-        List<ObjectNode> found = state.get()
-                .completionsWithMetadata(metadataFilter(exchange.getRequestURI().getRawQuery()));
+        ProviderState run = state.get();
+        List<ObjectNode> found = run.completionsWithMetadata(
+                metadataFilter(exchange.getRequestURI().getRawQuery()));
         ObjectNode page = Exchanges.JSON.createObjectNode();
         page.put("object", "list");
         page.putArray("data").addAll(found);
@@ -94,7 +101,9 @@ final class ChatCompletions {
                 "last_id",
                 found.isEmpty() ? null : found.get(found.size() - 1).path("id").asText());
         page.put("has_more", false);
-        Exchanges.sendJson(exchange, 200, page);
+        long stallMs = run.stallOf(
+                found.stream().map(completion -> completion.path("id").asText()).toList());
+        Exchanges.sendStalling(exchange, 200, page, true, stallMs);
     }
 
     private static Map<String, String> metadataFilter(String rawQuery) {
@@ -118,8 +127,13 @@ final class ChatCompletions {
         return URLDecoder.decode(text, StandardCharsets.UTF_8);
     }
 
+    /** How a step's answer ends: cut at the output limit, or a natural stop. */
+    private static String finishReason(Step step) {
+        return step.truncated() ? "length" : "stop";
+    }
+
     private static ObjectNode completion(
-            String id, long created, ChatRequest request, String patch, ReceivedRequest.Usage usage) {
+            String id, long created, ChatRequest request, Step step, ReceivedRequest.Usage usage) {
         ObjectNode completion = Exchanges.JSON.createObjectNode();
         completion.put("id", id);
         completion.put("object", "chat.completion");
@@ -129,8 +143,8 @@ final class ChatCompletions {
         choice.put("index", 0);
         ObjectNode message = choice.putObject("message");
         message.put("role", "assistant");
-        message.put("content", patch);
-        choice.put("finish_reason", "stop");
+        message.put("content", step.output());
+        choice.put("finish_reason", finishReason(step));
         if (usage != null) {
             completion.set("usage", usageNode(usage));
         }
@@ -140,9 +154,9 @@ final class ChatCompletions {
 
     /** The server-sent events of a complete stream, each already framed as {@code data: ...\n\n}. */
     private static List<String> streamEvents(
-            String id, long created, ChatRequest request, String patch, ReceivedRequest.Usage usage) {
+            String id, long created, ChatRequest request, Step step, ReceivedRequest.Usage usage) {
         List<String> events = new ArrayList<>();
-        List<String> pieces = EventStreams.pieces(patch);
+        List<String> pieces = EventStreams.pieces(step.output());
         for (int i = 0; i < pieces.size(); i++) {
             ObjectNode chunk = chunk(id, created, request.model());
             ObjectNode choice = chunk.putArray("choices").addObject();
@@ -159,7 +173,7 @@ final class ChatCompletions {
         ObjectNode stop = last.putArray("choices").addObject();
         stop.put("index", 0);
         stop.putObject("delta");
-        stop.put("finish_reason", "stop");
+        stop.put("finish_reason", finishReason(step));
         events.add(event(last));
         if (request.includeUsage() && usage != null) {
             ObjectNode usageChunk = chunk(id, created, request.model());

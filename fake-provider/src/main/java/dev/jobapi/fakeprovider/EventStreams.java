@@ -29,11 +29,19 @@ final class EventStreams {
     }
 
     static void stream(HttpExchange exchange, List<String> events) throws IOException {
+        stream(exchange, events, 0, 0);
+    }
+
+    /** Streams {@code events}, pausing {@code stallMs} after the first {@code stallAfter} of them (0: no pause). */
+    static void stream(HttpExchange exchange, List<String> events, int stallAfter, long stallMs) throws IOException {
         streamHeaders(exchange);
         exchange.sendResponseHeaders(200, 0);
         try (OutputStream out = exchange.getResponseBody()) {
-            for (String event : events) {
-                out.write(event.getBytes(StandardCharsets.UTF_8));
+            for (int i = 0; i < events.size(); i++) {
+                if (i == stallAfter) {
+                    Exchanges.stall(stallMs);
+                }
+                out.write(events.get(i).getBytes(StandardCharsets.UTF_8));
                 // Flushed per event so the client sees tokens arrive one by one, as from a real model.
                 out.flush();
             }

@@ -52,6 +52,38 @@ final class Exchanges {
         }
     }
 
+    /**
+     * Sends the status line and headers at once, then {@code body} with a pause of {@code stallMs} before its first
+     * byte, or after half of it when {@code afterHalf}: a provider whose answer hangs after the headers. The length is
+     * announced up front, so the client keeps waiting for the rest instead of reading an early end.
+     */
+    static void sendStalling(HttpExchange exchange, int status, Object body, boolean afterHalf, long stallMs)
+            throws IOException {
+        byte[] bytes = JSON.writeValueAsBytes(body);
+        int split = afterHalf ? bytes.length / 2 : 0;
+        exchange.getResponseHeaders().set("Content-Type", "application/json");
+        exchange.sendResponseHeaders(status, bytes.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(bytes, 0, split);
+            out.flush();
+            stall(stallMs);
+            out.write(bytes, split, bytes.length - split);
+        }
+    }
+
+    /** Sleeps {@code stallMs}; an interrupt (only {@link FakeProvider#stop()} sends one) abandons the answer. */
+    static void stall(long stallMs) throws IOException {
+        if (stallMs == 0) {
+            return;
+        }
+        try {
+            Thread.sleep(stallMs);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("the fake provider stopped during a stall", e);
+        }
+    }
+
     static void sendNoContent(HttpExchange exchange) throws IOException {
         exchange.sendResponseHeaders(204, -1);
     }

@@ -39,31 +39,34 @@ final class Messages {
                 .set("request-id", "req_" + UUID.randomUUID().toString().replace("-", ""));
         if (!step.succeeds()) {
             answer.logAnswered(step.status(), null, null);
-            Exchanges.sendJson(
+            Exchanges.sendStalling(
                     exchange,
                     step.status(),
-                    errorBody(step.status(), "Scripted failure: status " + step.status() + "."));
+                    errorBody(step.status(), "Scripted failure: status " + step.status() + "."),
+                    false,
+                    step.stallMs());
             return;
         }
         ReceivedRequest.Usage usage = answer.usage();
         if (step.abortAfterFirstToken()) {
             answer.logAnswered(200, id, null);
             if (request.stream()) {
-                List<String> events = streamEvents(id, request.model(), step.patch(), usage);
+                List<String> events = streamEvents(id, request.model(), step, usage);
                 // Anthropic reports a failure mid-stream as an error event; then the connection goes.
                 List<String> written = new ArrayList<>(events.subList(0, 3));
                 written.add(event("error", errorBody(529, "Overloaded")));
                 EventStreams.abortStream(exchange, written, events);
             } else {
-                EventStreams.abortBody(exchange, message(id, request.model(), step.patch(), usage));
+                EventStreams.abortBody(exchange, message(id, request.model(), step, usage));
             }
             return;
         }
         answer.logAnswered(200, id, usage);
         if (request.stream()) {
-            EventStreams.stream(exchange, streamEvents(id, request.model(), step.patch(), usage));
+            // message_start, content_block_start and the first text delta: the first token is out, the rest hangs.
+            EventStreams.stream(exchange, streamEvents(id, request.model(), step, usage), 3, step.stallMs());
         } else {
-            Exchanges.sendJson(exchange, 200, message(id, request.model(), step.patch(), usage));
+            Exchanges.sendStalling(exchange, 200, message(id, request.model(), step, usage), true, step.stallMs());
         }
     }
 
@@ -89,10 +92,15 @@ final class Messages {
         };
     }
 
-    private static ObjectNode message(String id, String model, String patch, ReceivedRequest.Usage usage) {
+    /** How a step's answer ends: cut at the output limit, or the model's natural end of turn. */
+    private static String stopReason(Step step) {
+        return step.truncated() ? "max_tokens" : "end_turn";
+    }
+
+    private static ObjectNode message(String id, String model, Step step, ReceivedRequest.Usage usage) {
         ObjectNode message = messageStart(id, model, usage);
-        message.putArray("content").addObject().put("type", "text").put("text", patch);
-        message.put("stop_reason", "end_turn");
+        message.putArray("content").addObject().put("type", "text").put("text", step.output());
+        message.put("stop_reason", stopReason(step));
         if (usage != null) {
             message.putObject("usage")
                     .put("input_tokens", usage.promptTokens())
@@ -121,7 +129,7 @@ final class Messages {
      * The events of a complete stream: message_start, one text block in several deltas, message_delta with the stop
      * reason and the output count, message_stop. Without usage, neither message_start nor message_delta carries any.
      */
-    private static List<String> streamEvents(String id, String model, String patch, ReceivedRequest.Usage usage) {
+    private static List<String> streamEvents(String id, String model, Step step, ReceivedRequest.Usage usage) {
         List<String> events = new ArrayList<>();
         ObjectNode start = Exchanges.JSON.createObjectNode();
         start.put("type", "message_start");
@@ -132,7 +140,7 @@ final class Messages {
         blockStart.put("index", 0);
         blockStart.putObject("content_block").put("type", "text").put("text", "");
         events.add(event("content_block_start", blockStart));
-        for (String piece : EventStreams.pieces(patch)) {
+        for (String piece : EventStreams.pieces(step.output())) {
             ObjectNode delta = Exchanges.JSON.createObjectNode();
             delta.put("type", "content_block_delta");
             delta.put("index", 0);
@@ -145,7 +153,7 @@ final class Messages {
         events.add(event("content_block_stop", blockStop));
         ObjectNode messageDelta = Exchanges.JSON.createObjectNode();
         messageDelta.put("type", "message_delta");
-        messageDelta.putObject("delta").put("stop_reason", "end_turn").putNull("stop_sequence");
+        messageDelta.putObject("delta").put("stop_reason", stopReason(step)).putNull("stop_sequence");
         if (usage != null) {
             messageDelta.putObject("usage").put("output_tokens", usage.completionTokens());
         }

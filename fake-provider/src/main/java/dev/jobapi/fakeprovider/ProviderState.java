@@ -20,6 +20,7 @@ final class ProviderState {
     private final List<ScriptCursor> scripts = new ArrayList<>();
     private final List<ReceivedRequest> log = new ArrayList<>();
     private final Map<String, ObjectNode> completions = new LinkedHashMap<>();
+    private final Map<String, Long> stalls = new LinkedHashMap<>();
     private final List<CallbackSent> callbacks = new ArrayList<>();
 
     synchronized void addScript(Script script) {
@@ -58,8 +59,15 @@ final class ProviderState {
         return List.copyOf(callbacks);
     }
 
-    synchronized void store(String id, ObjectNode completion) {
+    /** Stores a completion; reading it back stalls {@code stallMs} halfway through the body (0: no stall). */
+    synchronized void store(String id, ObjectNode completion, long stallMs) {
         completions.put(id, completion);
+        stalls.put(id, stallMs);
+    }
+
+    /** How long reading back the stored completions with these ids stalls: the longest of their stalls. */
+    synchronized long stallOf(List<String> ids) {
+        return ids.stream().mapToLong(id -> stalls.getOrDefault(id, 0L)).max().orElse(0);
     }
 
     synchronized Optional<ObjectNode> completion(String id) {

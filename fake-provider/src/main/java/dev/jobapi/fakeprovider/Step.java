@@ -1,16 +1,25 @@
 package dev.jobapi.fakeprovider;
 
+import java.util.List;
+
 /**
  * One scripted answer of the fake provider: the status, a delay before the first byte, a broken stream, missing usage,
- * a particular patch, or a signed callback with the answer.
+ * a particular patch, a signed callback with the answer, a body that stalls after the headers, or an answer cut off at
+ * the output limit.
  *
  * <p>Missing fields take the defaults of a healthy provider: status 200, no delay, a complete answer with usage, the
- * demo repository's patch and no callback. {@code abortAfterFirstToken}, {@code omitUsage} and {@code
- * callbackAfterMs} only matter for status 200. The same steps drive every API the fake speaks.
+ * demo repository's patch, no callback, no stall and no truncation. {@code abortAfterFirstToken}, {@code omitUsage},
+ * {@code callbackAfterMs} and {@code truncated} only matter for status 200. The same steps drive every API the fake
+ * speaks.
  *
  * @param callbackAfterMs when set, this long after the request arrived the fake also POSTs the completion it answers
- *     to the configured callback URL (see {@link FakeProvider#configureCallbacks}); a broken answer ({@code
- *     abortAfterFirstToken}) completes nothing and sends none
+ *     to the configured callback URL (see {@link FakeProvider#configureCallbacks}); a broken or truncated answer
+ *     completes nothing and sends none
+ * @param stallMs how long the body stalls once the status line and headers are out: an error body stalls before its
+ *     first byte, a stream after its first token, a non-streamed answer after half its bytes. A completion stored by
+ *     a stalling step stalls the same way when it is read back, as a provider that hangs on that answer would.
+ * @param truncated the answer stops at the output limit: half the patch, ending with {@code finish_reason: "length"}
+ *     (chat completions) or {@code stop_reason: "max_tokens"} (messages), with usage for what was generated
  */
 public record Step(
         Integer status,
@@ -18,7 +27,9 @@ public record Step(
         boolean abortAfterFirstToken,
         boolean omitUsage,
         String patch,
-        Long callbackAfterMs) {
+        Long callbackAfterMs,
+        long stallMs,
+        boolean truncated) {
 
     private static final int OK = 200;
 
@@ -35,6 +46,20 @@ public record Step(
         if (callbackAfterMs != null && callbackAfterMs < 0) {
             throw new IllegalArgumentException("callbackAfterMs must not be negative, was " + callbackAfterMs);
         }
+        if (stallMs < 0) {
+            throw new IllegalArgumentException("stallMs must not be negative, was " + stallMs);
+        }
+    }
+
+    /** A step with a callback and no stall or truncation, as scripts were written before those existed. */
+    public Step(
+            Integer status,
+            long delayMs,
+            boolean abortAfterFirstToken,
+            boolean omitUsage,
+            String patch,
+            Long callbackAfterMs) {
+        this(status, delayMs, abortAfterFirstToken, omitUsage, patch, callbackAfterMs, 0, false);
     }
 
     /** A step without a callback, as scripts were written before callbacks existed. */
@@ -72,14 +97,33 @@ public record Step(
         return new Step(null, 0, false, false, patch);
     }
 
+    /** A 200 answer cut off at the output limit: half the patch, with usage, ending for length. */
+    public static Step truncatedAtTheOutputLimit() {
+        return new Step(null, 0, false, false, null, null, 0, true);
+    }
+
     /** This step, also calling back with its completion {@code afterMs} after the request arrives. */
     public Step withCallbackAfter(long afterMs) {
-        return new Step(status, delayMs, abortAfterFirstToken, omitUsage, patch, afterMs);
+        return new Step(status, delayMs, abortAfterFirstToken, omitUsage, patch, afterMs, stallMs, truncated);
+    }
+
+    /** This step, its body stalling {@code forMs} once the headers are out (see {@code stallMs}). */
+    public Step stallingBodyFor(long forMs) {
+        return new Step(status, delayMs, abortAfterFirstToken, omitUsage, patch, callbackAfterMs, forMs, truncated);
+    }
+
+    /** The text the answer carries: the patch, or its first half (whole lines) when truncated. */
+    String output() {
+        if (!truncated) {
+            return patch;
+        }
+        List<String> pieces = EventStreams.pieces(patch);
+        return String.join("", pieces.subList(0, Math.max(1, pieces.size() / 2)));
     }
 
     /** Whether answering this step completes a whole answer that a callback can carry. */
     boolean callsBack() {
-        return callbackAfterMs != null && succeeds() && !abortAfterFirstToken;
+        return callbackAfterMs != null && succeeds() && !abortAfterFirstToken && !truncated;
     }
 
     boolean succeeds() {

@@ -37,6 +37,7 @@ class FakeProviderTest {
     private static final HttpClient CLIENT =
             HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private static final String PATCH = DemoRepository.defaultPatch();
+    private static final long STALL_MS = 600;
 
     private FakeProvider fake;
 
@@ -212,6 +213,79 @@ class FakeProviderTest {
         String id = usageChunk.path("id").asText();
         assertEquals(200, get("/v1/chat/completions/" + id).statusCode(), "a finished stream is stored");
         assertTrue(fake.requests().get(0).stream());
+    }
+
+    @Test
+    void stallsAnErrorBodyAfterItsHeaders() throws Exception {
+        fake.addScript(Script.of("hanging error", Step.failing(500).stallingBodyFor(STALL_MS)));
+        long started = System.nanoTime();
+
+        HttpResponse<InputStream> response = CLIENT.send(
+                post("/v1/chat/completions", chat("hanging error", null, true)),
+                HttpResponse.BodyHandlers.ofInputStream());
+        long headersAfter = millisSince(started);
+        byte[] body;
+        try (InputStream in = response.body()) {
+            body = in.readAllBytes();
+        }
+
+        assertEquals(500, response.statusCode());
+        assertTrue(headersAfter < STALL_MS, "the headers come at once, took " + headersAfter + "ms");
+        assertTrue(millisSince(started) >= STALL_MS, "the body comes after the stall");
+        assertEquals(
+                "server_error", JSON.readTree(body).path("error").path("type").asText());
+    }
+
+    @Test
+    void stallsAStreamAfterTheFirstTokenThenFinishesIt() throws Exception {
+        fake.addScript(Script.of("hanging stream", Step.ok().stallingBodyFor(STALL_MS)));
+        long started = System.nanoTime();
+        HttpResponse<InputStream> response = CLIENT.send(
+                post("/v1/chat/completions", chat("hanging stream", null, true)),
+                HttpResponse.BodyHandlers.ofInputStream());
+
+        try (BufferedReader reader =
+                new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+            String first = reader.readLine();
+            assertTrue(first.startsWith("data: "), first);
+            assertTrue(millisSince(started) < STALL_MS, "the first token comes before the stall");
+            String rest = reader.lines().collect(Collectors.joining("\n"));
+            assertTrue(millisSince(started) >= STALL_MS, "the rest comes after it");
+            assertTrue(rest.strip().endsWith("data: [DONE]"), rest);
+        }
+        String id = fake.requests().get(0).remoteId();
+        started = System.nanoTime();
+        assertEquals(200, get("/v1/chat/completions/" + id).statusCode());
+        assertTrue(millisSince(started) >= STALL_MS, "reading the stored answer back stalls too");
+    }
+
+    @Test
+    void truncatedAnswerEndsForLengthWithHalfThePatchAndItsUsage() throws Exception {
+        fake.addScript(Script.of("cut off", Step.truncatedAtTheOutputLimit()));
+
+        List<String> events = events(send(chat("cut off", "attempt-t", true)).body());
+        HttpResponse<String> whole = send(chat("cut off", "attempt-t", false));
+
+        List<String> lines = PATCH.lines().map(line -> line + "\n").toList();
+        String half = String.join("", lines.subList(0, lines.size() / 2));
+        StringBuilder content = new StringBuilder();
+        String finish = null;
+        for (String event : events.subList(0, events.size() - 1)) {
+            JsonNode choice = JSON.readTree(event).path("choices").path(0);
+            content.append(choice.path("delta").path("content").asText(""));
+            finish = choice.path("finish_reason").isTextual()
+                    ? choice.path("finish_reason").asText()
+                    : finish;
+        }
+        assertEquals(half, content.toString());
+        assertEquals("length", finish);
+        JsonNode usage = JSON.readTree(events.get(events.size() - 2)).path("usage");
+        assertEquals(
+                half.strip().split("\\s+").length,
+                usage.path("completion_tokens").asInt());
+        JsonNode completion = JSON.readTree(whole.body()).path("choices").path(0);
+        assertEquals("length", completion.path("finish_reason").asText());
+        assertEquals(half, completion.path("message").path("content").asText());
     }
 
     @Test
@@ -418,6 +492,10 @@ class FakeProviderTest {
 
     private URI uri(String path) {
         return URI.create(fake.baseUrl() + path);
+    }
+
+    private static long millisSince(long startedNanos) {
+        return (System.nanoTime() - startedNanos) / 1_000_000;
     }
 
     private static HttpResponse.BodyHandler<String> ofString() {

@@ -160,6 +160,54 @@ class MessagesTest {
     }
 
     @Test
+    void truncatedMessageStopsForMaxTokensWithHalfThePatchAndItsOutputCount() throws Exception {
+        fake.addScript(Script.of("cut off", Step.truncatedAtTheOutputLimit()));
+
+        List<String[]> events =
+                events(send(messages("cut off", "attempt-t", true), "key-t").body());
+        JsonNode whole = JSON.readTree(
+                send(messages("cut off", "attempt-t", false), "key-t2").body());
+
+        StringBuilder text = new StringBuilder();
+        for (String[] event : events) {
+            if (event[0].equals("content_block_delta")) {
+                text.append(JSON.readTree(event[1]).path("delta").path("text").asText());
+            }
+        }
+        List<String> lines = PATCH.lines().map(line -> line + "\n").toList();
+        String half = String.join("", lines.subList(0, lines.size() / 2));
+        assertEquals(half, text.toString());
+        JsonNode delta = JSON.readTree(events.get(events.size() - 2)[1]);
+        assertEquals("max_tokens", delta.path("delta").path("stop_reason").asText());
+        assertEquals(
+                half.strip().split("\\s+").length,
+                delta.path("usage").path("output_tokens").asInt());
+        assertEquals("message_stop", events.get(events.size() - 1)[0]);
+        assertEquals("max_tokens", whole.path("stop_reason").asText());
+    }
+
+    @Test
+    void stallsAnErrorBodyAfterItsHeadersInAnthropicShape() throws Exception {
+        fake.addScript(Script.of("hanging error", Step.failing(529).stallingBodyFor(600)));
+        long started = System.nanoTime();
+
+        HttpResponse<InputStream> response = CLIENT.send(
+                post(messages("hanging error", null, true), null), HttpResponse.BodyHandlers.ofInputStream());
+        long headersAfter = (System.nanoTime() - started) / 1_000_000;
+        byte[] body;
+        try (InputStream in = response.body()) {
+            body = in.readAllBytes();
+        }
+
+        assertEquals(529, response.statusCode());
+        assertTrue(headersAfter < 600, "the headers come at once, took " + headersAfter + "ms");
+        assertTrue((System.nanoTime() - started) / 1_000_000 >= 600, "the body comes after the stall");
+        assertEquals(
+                "overloaded_error",
+                JSON.readTree(body).path("error").path("type").asText());
+    }
+
+    @Test
     void refusesRequestsWithoutVersionHeaderOrMaxTokensInAnthropicShape() throws Exception {
         HttpRequest noVersion = HttpRequest.newBuilder(uri("/v1/messages"))
                 .POST(HttpRequest.BodyPublishers.ofString(messages("x", null, false)))

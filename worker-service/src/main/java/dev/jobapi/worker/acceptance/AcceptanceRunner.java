@@ -101,7 +101,12 @@ public class AcceptanceRunner {
         // A fresh id per call: acceptance calls are not attempts of any job.
         UUID callId = UUID.randomUUID();
         ProviderRequest request = new ProviderRequest(
-                callId, "acceptance-" + run.id() + "-" + task.name(), run.provider(), prompt(run, task));
+                callId,
+                "acceptance-" + run.id() + "-" + task.name(),
+                run.provider(),
+                prompt(run, task),
+                clock.instant().plus(config.lease()),
+                () -> true);
         ProviderOutcome outcome = providers.forName(run.provider()).generate(request);
         result.put("remoteId", outcome.remoteId());
         Optional<String> failure;

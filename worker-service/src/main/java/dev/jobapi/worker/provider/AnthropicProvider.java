@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.jobapi.worker.config.WorkerConfig;
 import java.io.IOException;
 import java.net.http.HttpRequest;
+import java.time.Clock;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -15,7 +16,9 @@ import java.util.UUID;
  * key in the {@code Idempotency-Key} header. The answer's id is the message id from {@code
  * message_start}; until that arrives, the {@code request-id} response header stands in for it.
  * Usage is {@code input_tokens} from {@code message_start} and {@code output_tokens} from {@code
- * message_delta}; an answer missing either has no usage (the pipeline quarantines it).
+ * message_delta}; an answer missing either has no usage (the pipeline quarantines it). A {@code
+ * stop_reason} of {@code max_tokens} means the answer was cut off at the output limit: failed, with
+ * its usage.
  */
 class AnthropicProvider extends StreamingHttpProvider {
 
@@ -23,8 +26,12 @@ class AnthropicProvider extends StreamingHttpProvider {
     static final String API_VERSION = "2023-06-01";
 
     AnthropicProvider(
-            String name, WorkerConfig.Provider settings, WorkerConfig.Providers transport, ObjectMapper mapper) {
-        super(name, settings, transport, mapper);
+            String name,
+            WorkerConfig.Provider settings,
+            WorkerConfig.Providers transport,
+            ObjectMapper mapper,
+            Clock clock) {
+        super(name, settings, transport, mapper, clock);
     }
 
     @Override
@@ -70,6 +77,9 @@ class AnthropicProvider extends StreamingHttpProvider {
                 }
             }
             case "message_delta" -> {
+                if (payload.path("delta").path("stop_reason").asText().equals("max_tokens")) {
+                    answer.truncated("stop_reason max_tokens");
+                }
                 JsonNode usage = payload.path("usage");
                 takeInputTokens(usage, answer);
                 if (usage.path("output_tokens").isInt()) {

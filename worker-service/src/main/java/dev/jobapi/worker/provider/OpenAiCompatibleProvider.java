@@ -5,10 +5,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.jobapi.worker.config.WorkerConfig;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Instant;
 import java.util.Optional;
 import java.util.UUID;
 import org.jboss.logging.Logger;
@@ -16,15 +19,23 @@ import org.jboss.logging.Logger;
 /**
  * The OpenAI chat-completions adapter ({@code kind=openai}; also spoken by the fake provider).
  * Streams with usage in the final chunk; our attempt id goes in {@code metadata.attempt_id}, our
- * request key in the {@code Idempotency-Key} header.
+ * request key in the {@code Idempotency-Key} header. A choice finishing with {@code length} was cut
+ * off at the output limit: failed, with its usage.
  */
 class OpenAiCompatibleProvider extends StreamingHttpProvider {
 
     private static final Logger LOG = Logger.getLogger(OpenAiCompatibleProvider.class);
 
+    /** A stored completion is one patch; a body larger than this is not read. */
+    private static final int LOOKUP_BODY_CAP = 16 * 1024 * 1024;
+
     OpenAiCompatibleProvider(
-            String name, WorkerConfig.Provider settings, WorkerConfig.Providers transport, ObjectMapper mapper) {
-        super(name, settings, transport, mapper);
+            String name,
+            WorkerConfig.Provider settings,
+            WorkerConfig.Providers transport,
+            ObjectMapper mapper,
+            Clock clock) {
+        super(name, settings, transport, mapper, clock);
     }
 
     @Override
@@ -63,6 +74,9 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
         }
         for (JsonNode choice : chunk.path("choices")) {
             answer.append(choice.path("delta").path("content").asText(""));
+            if (choice.path("finish_reason").asText().equals("length")) {
+                answer.truncated("finish_reason length");
+            }
         }
         JsonNode reported = chunk.get("usage");
         if (reported != null && reported.isObject()) {
@@ -74,30 +88,40 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
     /**
      * Stored chat completions: {@code GET /v1/chat/completions/{id}} when we learned the id, else the
      * list filtered by our attempt id in {@code metadata}. Requests are sent with {@code store: true}.
+     * The whole lookup, headers and body, takes at most the read timeout: past it the body is closed
+     * and nothing is found, so one hung provider never holds the reconciler. A stored completion cut
+     * off at the output limit is no answer to apply, so it is not found either.
      */
     @Override
     public Optional<ProviderOutcome.Completed> lookup(UUID attemptId, String remoteId) {
+        Instant until = clock.instant().plus(readTimeout);
         String path = remoteId != null
                 ? "/v1/chat/completions/" + URLEncoder.encode(remoteId, StandardCharsets.UTF_8)
                 : "/v1/chat/completions?metadata%5Battempt_id%5D=" + attemptId;
         HttpRequest.Builder builder = newRequest(path).GET();
         authorize(builder);
         try {
-            HttpResponse<byte[]> response = http.send(builder.build(), HttpResponse.BodyHandlers.ofByteArray());
+            HttpResponse<InputStream> response = http.send(builder.build(), HttpResponse.BodyHandlers.ofInputStream());
             if (response.statusCode() != 200) {
+                response.body().close();
                 return Optional.empty();
             }
-            JsonNode body = mapper.readTree(response.body());
+            Optional<byte[]> read = readBody(response.body(), until, LOOKUP_BODY_CAP);
+            if (read.isEmpty()) {
+                LOG.debugf("Lookup of attempt %s at %s: no whole answer within the read timeout", attemptId, name);
+                return Optional.empty();
+            }
+            JsonNode body = mapper.readTree(read.get());
             JsonNode completion = body.has("data") ? body.path("data").path(0) : body;
             if (completion.isMissingNode() || !completion.hasNonNull("id")) {
                 return Optional.empty();
             }
-            String content = completion
-                    .path("choices")
-                    .path(0)
-                    .path("message")
-                    .path("content")
-                    .asText("");
+            JsonNode choice = completion.path("choices").path(0);
+            if (choice.path("finish_reason").asText().equals("length")) {
+                LOG.debugf("Lookup of attempt %s at %s: the stored answer was truncated", attemptId, name);
+                return Optional.empty();
+            }
+            String content = choice.path("message").path("content").asText("");
             JsonNode reported = completion.get("usage");
             return Optional.of(new ProviderOutcome.Completed(
                     completion.get("id").asText(),

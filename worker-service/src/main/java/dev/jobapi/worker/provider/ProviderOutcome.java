@@ -10,10 +10,19 @@ public sealed interface ProviderOutcome {
     record Completed(String remoteId, byte[] patch, Usage usage) implements ProviderOutcome {}
 
     /**
-     * The provider refused (4xx), kept failing (429/5xx past the send bound) or broke the stream.
-     * {@code usageUnknown}: it may have spent tokens it never reported (a broken stream).
+     * The provider refused (4xx), kept failing (429/5xx past the send bound), broke the stream or cut
+     * its answer off at the output limit. {@code usage}: the counts the provider reported for the
+     * tokens it spent (a truncated answer), null when it reported none. {@code usageUnknown}: it may
+     * have spent tokens it never reported (a broken stream, a truncated answer without usage).
      */
-    record Failed(String remoteId, String reason, boolean usageUnknown) implements ProviderOutcome {}
+    record Failed(String remoteId, String reason, Usage usage, boolean usageUnknown) implements ProviderOutcome {
+
+        public Failed {
+            if (usage != null && usageUnknown) {
+                throw new IllegalArgumentException("reported usage is not unknown usage");
+            }
+        }
+    }
 
     /** Sent, then the answer was lost: the provider may have done the work. */
     record Unknown(String remoteId, String reason) implements ProviderOutcome {}

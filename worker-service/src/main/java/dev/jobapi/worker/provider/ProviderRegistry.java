@@ -3,6 +3,7 @@ package dev.jobapi.worker.provider;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.worker.config.WorkerConfig;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Clock;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -20,13 +21,14 @@ public class ProviderRegistry {
 
     private final Map<String, ModelProvider> providers = new TreeMap<>();
 
-    ProviderRegistry(WorkerConfig config, ObjectMapper mapper) {
+    ProviderRegistry(WorkerConfig config, ObjectMapper mapper, Clock clock) {
         config.provider()
                 .forEach((name, settings) -> providers.put(
                         name,
                         switch (settings.kind()) {
-                            case OPENAI -> new OpenAiCompatibleProvider(name, settings, config.providers(), mapper);
-                            case ANTHROPIC -> new AnthropicProvider(name, settings, config.providers(), mapper);
+                            case OPENAI -> new OpenAiCompatibleProvider(
+                                    name, settings, config.providers(), mapper, clock);
+                            case ANTHROPIC -> new AnthropicProvider(name, settings, config.providers(), mapper, clock);
                         }));
         LOG.infof("Providers configured: %s", providers.keySet());
     }
@@ -55,6 +57,7 @@ public class ProviderRegistry {
                     null,
                     "not sent: no provider named '" + name + "' is configured in the worker (jobapi.provider." + name
                             + ".kind); configured: " + configured,
+                    null,
                     false);
         }
 

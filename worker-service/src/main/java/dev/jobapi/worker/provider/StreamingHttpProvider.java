@@ -16,20 +16,32 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.channels.UnresolvedAddressException;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.ssl.SSLHandshakeException;
 import org.jboss.logging.Logger;
 
 /**
  * What every provider adapter shares: DESIGN.md's retry decision table over the JDK HttpClient, and
- * the reading of a server-sent event stream against the read timeout. The JDK client is used
- * because it tells "never sent" (connect refused, DNS, TLS handshake) from "sent, answer lost"
- * (timeout or reset afterwards), which decides between a resend and an unknown attempt.
+ * the reading of a server-sent event stream against the read timeout and the attempt's deadline.
+ * The JDK client is used because it tells "never sent" (connect refused, DNS, TLS handshake) from
+ * "sent, answer lost" (timeout or reset afterwards), which decides between a resend and an unknown
+ * attempt.
+ *
+ * <p>Every blocking step is bounded. The connect and the headers are bounded by the JDK request
+ * timeout (the read timeout), and a send starts only while at least that much is left before the
+ * deadline; every body read (an error body, the event stream, a lookup) runs under a cutoff that
+ * closes the body at the read timeout or the deadline, whichever comes first. So {@link #generate}
+ * returns by the deadline whatever the provider does, and never sends once the lease could have
+ * run out.
  *
  * <p>An adapter says what its API's request looks like, which response header carries the
  * provider's request id, and what each stream event means.
@@ -38,7 +50,10 @@ abstract class StreamingHttpProvider implements ModelProvider {
 
     private static final Logger LOG = Logger.getLogger(StreamingHttpProvider.class);
 
-    /** One daemon thread closes stalled streams for every adapter; it only ever closes sockets. */
+    /** An error body is a message for a log line; more than this is not read. */
+    private static final int ERROR_BODY_CAP = 4096;
+
+    /** One daemon thread closes stalled bodies for every adapter; it only ever closes sockets. */
     private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "provider-stream-watchdog");
         t.setDaemon(true);
@@ -50,14 +65,20 @@ abstract class StreamingHttpProvider implements ModelProvider {
     protected final ObjectMapper mapper;
     protected final Duration readTimeout;
     protected final HttpClient http;
+    protected final Clock clock;
     private final int maxSends;
     private final Duration backoff;
 
     StreamingHttpProvider(
-            String name, WorkerConfig.Provider settings, WorkerConfig.Providers transport, ObjectMapper mapper) {
+            String name,
+            WorkerConfig.Provider settings,
+            WorkerConfig.Providers transport,
+            ObjectMapper mapper,
+            Clock clock) {
         this.name = name;
         this.settings = settings;
         this.mapper = mapper;
+        this.clock = clock;
         this.readTimeout = settings.readTimeout().orElse(transport.readTimeout());
         this.maxSends = transport.maxSends();
         this.backoff = transport.backoff();
@@ -79,10 +100,34 @@ abstract class StreamingHttpProvider implements ModelProvider {
     @Override
     public final ProviderOutcome generate(ProviderRequest request) {
         HttpRequest httpRequest = streamingRequest(request);
+        Instant deadline = request.deadline();
         String lastRefusal = null;
+        // Whether a send reached the provider: from then on it may have the request.
+        boolean sent = false;
         for (int send = 1; send <= maxSends; send++) {
             if (send > 1) {
-                backoff(send);
+                long wait = backoffMillis(send);
+                if (!timeToSend(deadline, wait)) {
+                    return stopped(sent, deadline, lastRefusal + "; no time left to send again before the deadline");
+                }
+                sleep(wait);
+                if (!timeToSend(deadline, 0)) {
+                    return stopped(sent, deadline, lastRefusal + "; no time left to send again before the deadline");
+                }
+                if (!request.guard().maySend()) {
+                    LOG.debugf("Attempt %s withdrawn before send %d to %s", request.attemptId(), send, name);
+                    return sent
+                            ? new ProviderOutcome.Unknown(
+                                    null, "sent, then the attempt was withdrawn before a resend (" + lastRefusal + ")")
+                            : new ProviderOutcome.Failed(
+                                    null, "not sent: the attempt was withdrawn (" + lastRefusal + ")", null, false);
+                }
+            } else if (!timeToSend(deadline, 0)) {
+                return new ProviderOutcome.Failed(
+                        null,
+                        "not sent: less than the read timeout (" + readTimeout + ") left before the deadline",
+                        null,
+                        false);
             }
             HttpResponse<InputStream> response;
             try {
@@ -103,21 +148,31 @@ abstract class StreamingHttpProvider implements ModelProvider {
                 Thread.currentThread().interrupt();
                 return new ProviderOutcome.Unknown(null, "interrupted after sending");
             }
+            sent = true;
             String remoteId = response.headers().firstValue(requestIdHeader()).orElse(null);
             int status = response.statusCode();
+            if (status == 200) {
+                return readStream(response.body(), new StreamedAnswer(remoteId), bodyBound(deadline));
+            }
+            Bound bound = bodyBound(deadline);
+            Optional<String> message = errorMessage(response.body(), bound);
+            if (message.isEmpty()) {
+                // A status line followed by a body that never comes: the provider is in no state we can
+                // read, so nothing says it did not take the request. Never resent.
+                return new ProviderOutcome.Unknown(
+                        remoteId,
+                        "sent, then the body of its " + status + " answer stalled past " + bound.limit().words);
+            }
             // 429 and every 5xx (Anthropic's 529 "overloaded" too) say the request was not taken.
             if (status == 429 || status >= 500) {
-                lastRefusal = "provider answered " + status + ": " + errorMessage(response);
+                lastRefusal = "provider answered " + status + ": " + message.get();
                 LOG.debugf("Attempt %s send %d to %s: %s", request.attemptId(), send, name, lastRefusal);
                 continue;
             }
-            if (status != 200) {
-                return new ProviderOutcome.Failed(
-                        remoteId, "provider refused with " + status + ": " + errorMessage(response), false);
-            }
-            return readStream(response.body(), new StreamedAnswer(remoteId));
+            return new ProviderOutcome.Failed(
+                    remoteId, "provider refused with " + status + ": " + message.get(), null, false);
         }
-        return new ProviderOutcome.Failed(null, lastRefusal + " (after " + maxSends + " sends)", false);
+        return stopped(sent, deadline, lastRefusal + " (after " + maxSends + " sends)");
     }
 
     /** A request to {@code path} under the provider's base URL with the read timeout set. */
@@ -126,12 +181,52 @@ abstract class StreamingHttpProvider implements ModelProvider {
     }
 
     /**
-     * Reads the event stream. The JDK timeout covers only the headers, so a watchdog closes a stream
-     * that stalls past the read timeout; whether a token had arrived decides failed or unknown.
+     * Reads a whole (non-streamed) body of at most {@code cap} bytes, giving up at {@code until}: the
+     * body is closed then, and so is its connection. Empty when it was cut off, too long or broken.
      */
-    private ProviderOutcome readStream(InputStream stream, StreamedAnswer answer) {
-        ScheduledFuture<?> stall =
-                WATCHDOG.schedule(() -> closeQuietly(stream), readTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    protected Optional<byte[]> readBody(InputStream body, Instant until, int cap) {
+        Cutoff cutoff = new Cutoff(body, Duration.between(clock.instant(), until));
+        try (body) {
+            byte[] bytes = body.readNBytes(cap + 1);
+            return cutoff.cancel() && bytes.length <= cap ? Optional.of(bytes) : Optional.empty();
+        } catch (IOException e) {
+            cutoff.cancel();
+            LOG.debugf("Body from %s unreadable: %s", name, e);
+            return Optional.empty();
+        }
+    }
+
+    /** Whether a send that starts after {@code waitMillis} still has the read timeout before the deadline. */
+    private boolean timeToSend(Instant deadline, long waitMillis) {
+        return !clock.instant().plusMillis(waitMillis).plus(readTimeout).isAfter(deadline);
+    }
+
+    /**
+     * The outcome when no further send may go: failed while the deadline is ahead (every answer was a
+     * refusal, or nothing was sent); unknown once it has passed after a send, since by then the lease
+     * could have run out and the attempt may be someone else's to settle.
+     */
+    private ProviderOutcome stopped(boolean sent, Instant deadline, String reason) {
+        if (sent && clock.instant().isAfter(deadline)) {
+            return new ProviderOutcome.Unknown(null, "sent, no whole answer before the deadline (" + reason + ")");
+        }
+        return new ProviderOutcome.Failed(null, reason, null, false);
+    }
+
+    /** How long a body may take: the read timeout from now, but never past the deadline. */
+    private Bound bodyBound(Instant deadline) {
+        Instant byReadTimeout = clock.instant().plus(readTimeout);
+        return byReadTimeout.isBefore(deadline)
+                ? new Bound(byReadTimeout, Limit.READ_TIMEOUT)
+                : new Bound(deadline, Limit.DEADLINE);
+    }
+
+    /**
+     * Reads the event stream under a cutoff at {@code bound}: the JDK timeout covers only the headers,
+     * so the watchdog closes a stream that has not ended by then, and the answer is unknown.
+     */
+    private ProviderOutcome readStream(InputStream stream, StreamedAnswer answer, Bound bound) {
+        Cutoff cutoff = new Cutoff(stream, Duration.between(clock.instant(), bound.until()));
         try (BufferedReader reader = new BufferedReader(new InputStreamReader(stream, StandardCharsets.UTF_8))) {
             String event = null;
             String line;
@@ -147,28 +242,33 @@ abstract class StreamingHttpProvider implements ModelProvider {
             }
         } catch (IOException e) {
             LOG.debugf("Stream from %s broke: %s", name, e);
-        } finally {
-            stall.cancel(false);
+        }
+        if (!cutoff.cancel()) {
+            answer.cutOff(bound.limit());
         }
         return answer.outcome();
     }
 
     /** The provider's own message from an error body ({@code error.message} in both APIs), else the body. */
-    private String errorMessage(HttpResponse<InputStream> response) {
-        try (InputStream body = response.body()) {
-            byte[] bytes = body.readNBytes(4096);
-            JsonNode error = mapper.readTree(bytes).path("error").path("message");
-            return error.isMissingNode() ? new String(bytes, StandardCharsets.UTF_8) : error.asText();
-        } catch (IOException e) {
-            return "(no readable error body)";
-        }
+    private Optional<String> errorMessage(InputStream body, Bound bound) {
+        return readBody(body, bound.until(), ERROR_BODY_CAP).map(bytes -> {
+            try {
+                JsonNode error = mapper.readTree(bytes).path("error").path("message");
+                return error.isMissingNode() ? new String(bytes, StandardCharsets.UTF_8) : error.asText();
+            } catch (IOException e) {
+                return new String(bytes, StandardCharsets.UTF_8);
+            }
+        });
     }
 
-    private void backoff(int send) {
+    private long backoffMillis(int send) {
         long base = backoff.toMillis() << (send - 2);
-        long jittered = base + ThreadLocalRandom.current().nextLong(base + 1);
+        return base + ThreadLocalRandom.current().nextLong(base + 1);
+    }
+
+    private static void sleep(long millis) {
         try {
-            Thread.sleep(jittered);
+            Thread.sleep(millis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -182,6 +282,46 @@ abstract class StreamingHttpProvider implements ModelProvider {
         }
     }
 
+    /** The two limits a body is held to. */
+    enum Limit {
+        READ_TIMEOUT("the read timeout"),
+        DEADLINE("the deadline");
+
+        private final String words;
+
+        Limit(String words) {
+            this.words = words;
+        }
+    }
+
+    /** When a body must have ended, and which limit that is. */
+    private record Bound(Instant until, Limit limit) {}
+
+    /**
+     * Closes a body that is still being read after a given time; closing wakes a blocked read. Either
+     * the reader's {@link #cancel} or the watchdog's close wins, never both, so a reader woken by the
+     * close always learns that it was cut off.
+     */
+    private static final class Cutoff {
+        private final AtomicBoolean settled = new AtomicBoolean();
+        private final ScheduledFuture<?> close;
+
+        Cutoff(InputStream body, Duration after) {
+            Runnable cut = () -> {
+                if (settled.compareAndSet(false, true)) {
+                    closeQuietly(body);
+                }
+            };
+            close = WATCHDOG.schedule(cut, Math.max(0, after.toMillis()), TimeUnit.MILLISECONDS);
+        }
+
+        /** Stops the cutoff; false when it had already closed the body or is closing it. */
+        boolean cancel() {
+            close.cancel(false);
+            return settled.compareAndSet(false, true);
+        }
+    }
+
     /** What one answer's stream has said so far, and what it comes to when it ends. */
     static final class StreamedAnswer {
         private final StringBuilder content = new StringBuilder();
@@ -190,6 +330,8 @@ abstract class StreamingHttpProvider implements ModelProvider {
         private Integer completionTokens;
         private boolean complete;
         private String error;
+        private String truncation;
+        private Limit cutOffBy;
 
         StreamedAnswer(String remoteId) {
             this.remoteId = remoteId;
@@ -233,28 +375,59 @@ abstract class StreamingHttpProvider implements ModelProvider {
             error = message;
         }
 
+        /**
+         * The provider stopped generating at its output limit ({@code how}, in its own words): the
+         * answer may still end properly, but its content is cut off and must never be applied.
+         */
+        void truncated(String how) {
+            truncation = how;
+        }
+
+        /** We closed the stream at {@code limit} (the read timeout or the deadline) before it ended. */
+        void cutOff(Limit limit) {
+            cutOffBy = limit;
+        }
+
         boolean ended() {
             return complete || error != null;
         }
 
         /**
          * A broken or failed stream is failed with its partial output discarded, and its usage recorded
-         * as unknown: tokens were spent and {@link ProviderOutcome.Failed} carries no counts.
+         * as unknown: even counts reported before the break are partial. A truncated answer is failed
+         * with the usage the provider reported for it. A stream we cut off is unknown: it was sent,
+         * the provider may still finish it, and no whole answer came before our limit.
          */
         ProviderOutcome outcome() {
             if (error != null) {
                 return new ProviderOutcome.Failed(
                         remoteId,
                         "provider reported an error in the stream: " + error + "; partial output discarded",
+                        null,
                         true);
+            }
+            if (complete && truncation != null) {
+                ProviderOutcome.Usage usage = usage();
+                return new ProviderOutcome.Failed(
+                        remoteId,
+                        "output truncated at the provider's output limit (" + truncation + "); never applied",
+                        usage,
+                        usage == null);
             }
             if (complete) {
                 return new ProviderOutcome.Completed(
                         remoteId, content.toString().getBytes(StandardCharsets.UTF_8), usage());
             }
+            if (cutOffBy != null) {
+                return new ProviderOutcome.Unknown(
+                        remoteId,
+                        cutOffBy == Limit.DEADLINE
+                                ? "sent, no whole answer before the deadline"
+                                : "sent, no whole answer within the read timeout");
+            }
             if (content.length() > 0) {
                 return new ProviderOutcome.Failed(
-                        remoteId, "stream aborted after the first token; partial output discarded", true);
+                        remoteId, "stream aborted after the first token; partial output discarded", null, true);
             }
             return new ProviderOutcome.Unknown(remoteId, "stream ended before any token");
         }

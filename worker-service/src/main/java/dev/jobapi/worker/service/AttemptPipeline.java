@@ -330,7 +330,13 @@ public class AttemptPipeline {
         // The provider name travels in the prompt too, so a scripted fake can tell attempts apart.
         String prompt =
                 input.path("prompt").asText("") + "\n\nJob input: " + job.input() + "\nProvider: " + attempt.provider();
-        return new ProviderRequest(attemptId, attempt.requestKey(), attempt.provider(), prompt);
+        return new ProviderRequest(
+                attemptId,
+                attempt.requestKey(),
+                attempt.provider(),
+                prompt,
+                Instant.now().plus(config.worker().lease()),
+                () -> true);
     }
 
     /**
@@ -381,7 +387,11 @@ public class AttemptPipeline {
             return false;
         }
         ProviderOutcome.Failed failed = (ProviderOutcome.Failed) outcome;
-        if (failed.usageUnknown()) {
+        if (failed.usage() != null) {
+            work.recordUsage(attemptId, job.ownerId(), attempt.provider(), failed.usage(), now);
+            metrics.tokens(attempt.provider(), failed.usage());
+            events.record(job.id(), attemptId, "usage.recorded", describe(failed.usage()));
+        } else if (failed.usageUnknown()) {
             work.recordUsage(attemptId, job.ownerId(), attempt.provider(), null, now);
             events.record(job.id(), attemptId, "usage.recorded", describe(null));
         }

@@ -13,10 +13,13 @@ import dev.jobapi.worker.config.WorkerConfig;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -35,6 +38,13 @@ class ProviderContractTest {
     private static final Duration BACKOFF = Duration.ofMillis(50);
     /** The least two resends can wait: 50ms, then 100ms, each plus jitter. */
     private static final Duration MIN_BACKOFF_OF_TWO_RESENDS = Duration.ofMillis(150);
+
+    /** A deadline no test reaches: the lease of a call that has all the time it needs. */
+    private static final Duration LEASE = Duration.ofMinutes(1);
+    /** How long after its bound a call may still take to return: the watchdog's wake-up and our own work. */
+    private static final Duration MARGIN = Duration.ofMillis(500);
+    /** Longer than any bound in these tests: a provider that stalls this long is hung. */
+    private static final long HUNG_MS = 8 * READ_TIMEOUT.toMillis();
 
     private static final byte[] PATCH = DemoRepository.defaultPatch().getBytes(StandardCharsets.UTF_8);
 
@@ -65,6 +75,9 @@ class ProviderContractTest {
         /** A server error this API sends when it is busy. */
         abstract int busyStatus();
 
+        /** How this API says an answer was cut off at the output limit. */
+        abstract String truncationWords();
+
         final UUID attemptId = UUID.randomUUID();
         final String requestKey = "attempt-" + attemptId;
 
@@ -74,8 +87,13 @@ class ProviderContractTest {
         }
 
         ProviderOutcome generate(String prompt) {
+            return generate(prompt, Instant.now().plus(LEASE), () -> true);
+        }
+
+        ProviderOutcome generate(String prompt, Instant deadline, SendGuard guard) {
             return adapter(fake.baseUrl(), "contract-model")
-                    .generate(new ProviderRequest(attemptId, requestKey, "contract", prompt + "\nProvider: contract"));
+                    .generate(new ProviderRequest(
+                            attemptId, requestKey, "contract", prompt + "\nProvider: contract", deadline, guard));
         }
 
         @Test
@@ -189,7 +207,13 @@ class ProviderContractTest {
             long started = System.nanoTime();
 
             ProviderOutcome outcome = adapter("http://127.0.0.1:" + closedPort, "contract-model")
-                    .generate(new ProviderRequest(attemptId, requestKey, "contract", "nobody listens"));
+                    .generate(new ProviderRequest(
+                            attemptId,
+                            requestKey,
+                            "contract",
+                            "nobody listens",
+                            Instant.now().plus(LEASE),
+                            () -> true));
 
             assertThat(Duration.ofNanos(System.nanoTime() - started))
                     .isGreaterThanOrEqualTo(MIN_BACKOFF_OF_TWO_RESENDS);
@@ -199,6 +223,123 @@ class ProviderContractTest {
             assertThat(failed.usageUnknown()).isFalse();
             assertThat(failed.remoteId()).isNull();
         }
+
+        @Test
+        void errorBodyStallingPastTheDeadlineEndsByTheDeadlineAsUnknownAfterOneSend() {
+            // The status line comes after 300ms, so the deadline falls before the read timeout runs out.
+            fake.addScript(Script.of(
+                    "stalled error", after(300, Step.failing(busyStatus())).stallingBodyFor(HUNG_MS)));
+            Instant deadline = Instant.now().plus(READ_TIMEOUT).plusMillis(100);
+
+            ProviderOutcome outcome = generate("stalled error", deadline, () -> true);
+
+            assertThat(Instant.now()).isBefore(deadline.plus(MARGIN));
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Unknown.class);
+            assertThat(((ProviderOutcome.Unknown) outcome).reason())
+                    .contains(String.valueOf(busyStatus()))
+                    .contains("stalled past the deadline");
+            assertThat(fake.requests()).hasSize(1);
+        }
+
+        @Test
+        void streamStallingPastTheDeadlineEndsByTheDeadlineAsUnknown() {
+            fake.addScript(Script.of("stalled stream", after(300, Step.ok()).stallingBodyFor(HUNG_MS)));
+            Instant deadline = Instant.now().plus(READ_TIMEOUT).plusMillis(100);
+
+            ProviderOutcome outcome = generate("stalled stream", deadline, () -> true);
+
+            assertThat(Instant.now()).isBefore(deadline.plus(MARGIN));
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Unknown.class);
+            assertThat(((ProviderOutcome.Unknown) outcome).reason())
+                    .isEqualTo("sent, no whole answer before the deadline");
+            assertThat(outcome.remoteId()).isEqualTo(fake.requests().get(0).remoteId());
+            assertThat(fake.requests()).hasSize(1);
+        }
+
+        @Test
+        void resendRefusedByTheGuardIsNeverSentAndTheSentAttemptIsUnknown() {
+            fake.addScript(Script.of("withdrawn", Step.failing(busyStatus()), Step.ok()));
+            AtomicInteger asked = new AtomicInteger();
+
+            ProviderOutcome outcome = generate("withdrawn", Instant.now().plus(LEASE), () -> {
+                asked.incrementAndGet();
+                return false;
+            });
+
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Unknown.class);
+            assertThat(((ProviderOutcome.Unknown) outcome).reason()).contains("withdrawn");
+            assertThat(asked).hasValue(1);
+            assertThat(fake.requests()).hasSize(1);
+        }
+
+        @Test
+        void withdrawnAttemptThatNeverReachedTheProviderFailsAsNotSent() throws IOException {
+            int closedPort;
+            try (ServerSocket socket = new ServerSocket(0)) {
+                closedPort = socket.getLocalPort();
+            }
+
+            ProviderOutcome outcome = adapter("http://127.0.0.1:" + closedPort, "contract-model")
+                    .generate(new ProviderRequest(
+                            attemptId,
+                            requestKey,
+                            "contract",
+                            "nobody listens",
+                            Instant.now().plus(LEASE),
+                            () -> false));
+
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Failed.class);
+            assertThat(((ProviderOutcome.Failed) outcome).reason())
+                    .startsWith("not sent")
+                    .contains("withdrawn");
+        }
+
+        @Test
+        void noResendOnceTheDeadlineIsNearerThanTheReadTimeout() {
+            // The refusal takes 300ms; by then less than the read timeout is left before the deadline.
+            fake.addScript(Script.of("late refusal", after(300, Step.failing(busyStatus())), Step.ok()));
+            Instant deadline = Instant.now().plus(READ_TIMEOUT).plusMillis(200);
+
+            ProviderOutcome outcome = generate("late refusal", deadline, () -> true);
+
+            assertThat(Instant.now()).isBefore(deadline);
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Failed.class);
+            ProviderOutcome.Failed failed = (ProviderOutcome.Failed) outcome;
+            assertThat(failed.reason())
+                    .contains(String.valueOf(busyStatus()))
+                    .contains("no time left to send again before the deadline");
+            assertThat(failed.usageUnknown()).isFalse();
+            assertThat(fake.requests()).hasSize(1);
+        }
+
+        @Test
+        void nothingIsSentWhenLessThanTheReadTimeoutIsLeftBeforeTheDeadline() {
+            ProviderOutcome outcome = generate(
+                    "too late to start", Instant.now().plus(READ_TIMEOUT).minusMillis(100), () -> true);
+
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Failed.class);
+            assertThat(((ProviderOutcome.Failed) outcome).reason()).startsWith("not sent");
+            assertThat(fake.requests()).isEmpty();
+        }
+
+        @Test
+        void truncatedOutputFailsWithTheUsageTheProviderReported() {
+            fake.addScript(Script.of("cut off", Step.truncatedAtTheOutputLimit()));
+
+            ProviderOutcome outcome = generate("cut off");
+
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Failed.class);
+            ProviderOutcome.Failed failed = (ProviderOutcome.Failed) outcome;
+            ReceivedRequest logged = fake.requests().get(0);
+            assertThat(failed.reason()).contains("truncated").contains(truncationWords());
+            assertThat(failed.usage()).isNotNull();
+            assertThat(failed.usage().promptTokens()).isEqualTo(logged.usage().promptTokens());
+            assertThat(failed.usage().completionTokens())
+                    .isEqualTo(logged.usage().completionTokens());
+            assertThat(failed.usageUnknown()).isFalse();
+            assertThat(failed.remoteId()).isEqualTo(logged.remoteId());
+            assertThat(fake.requests()).hasSize(1);
+        }
     }
 
     @Nested
@@ -207,7 +348,11 @@ class ProviderContractTest {
         @Override
         ModelProvider adapter(String baseUrl, String model) {
             return new OpenAiCompatibleProvider(
-                    "contract", new Settings(WorkerConfig.Provider.Kind.OPENAI, baseUrl, model), TRANSPORT, MAPPER);
+                    "contract",
+                    new Settings(WorkerConfig.Provider.Kind.OPENAI, baseUrl, model),
+                    TRANSPORT,
+                    MAPPER,
+                    Clock.systemUTC());
         }
 
         @Override
@@ -223,6 +368,11 @@ class ProviderContractTest {
         @Override
         int busyStatus() {
             return 502;
+        }
+
+        @Override
+        String truncationWords() {
+            return "finish_reason length";
         }
 
         @Test
@@ -242,6 +392,37 @@ class ProviderContractTest {
             assertThat(byAttempt)
                     .hasValueSatisfying(found -> assertThat(found.remoteId()).isEqualTo(remoteId));
         }
+
+        @Test
+        void lookupOfAnAnswerWhoseBodyHangsFindsNothingWithinTheReadTimeout() {
+            // The stored completion stalls when read back, as the stream did.
+            fake.addScript(Script.of("hung answer", Step.ok().stallingBodyFor(HUNG_MS)));
+            ModelProvider adapter = adapter(fake.baseUrl(), "contract-model");
+            assertThat(generate("hung answer")).isInstanceOf(ProviderOutcome.Unknown.class);
+            String remoteId = fake.requests().get(0).remoteId();
+
+            long started = System.nanoTime();
+            Optional<ProviderOutcome.Completed> byId = adapter.lookup(attemptId, remoteId);
+            Duration byIdTook = Duration.ofNanos(System.nanoTime() - started);
+            started = System.nanoTime();
+            Optional<ProviderOutcome.Completed> byAttempt = adapter.lookup(attemptId, null);
+            Duration byAttemptTook = Duration.ofNanos(System.nanoTime() - started);
+
+            assertThat(byId).isEmpty();
+            assertThat(byAttempt).isEmpty();
+            assertThat(byIdTook).isLessThan(READ_TIMEOUT.plus(MARGIN));
+            assertThat(byAttemptTook).isLessThan(READ_TIMEOUT.plus(MARGIN));
+        }
+
+        @Test
+        void lookupDoesNotFindAStoredAnswerThatWasTruncated() {
+            fake.addScript(Script.of("cut off", Step.truncatedAtTheOutputLimit()));
+            assertThat(generate("cut off")).isInstanceOf(ProviderOutcome.Failed.class);
+
+            assertThat(adapter(fake.baseUrl(), "contract-model")
+                            .lookup(attemptId, fake.requests().get(0).remoteId()))
+                    .isEmpty();
+        }
     }
 
     @Nested
@@ -250,7 +431,11 @@ class ProviderContractTest {
         @Override
         ModelProvider adapter(String baseUrl, String model) {
             return new AnthropicProvider(
-                    "contract", new Settings(WorkerConfig.Provider.Kind.ANTHROPIC, baseUrl, model), TRANSPORT, MAPPER);
+                    "contract",
+                    new Settings(WorkerConfig.Provider.Kind.ANTHROPIC, baseUrl, model),
+                    TRANSPORT,
+                    MAPPER,
+                    Clock.systemUTC());
         }
 
         @Override
@@ -266,6 +451,11 @@ class ProviderContractTest {
         @Override
         int busyStatus() {
             return 529;
+        }
+
+        @Override
+        String truncationWords() {
+            return "stop_reason max_tokens";
         }
 
         @Test
@@ -286,6 +476,19 @@ class ProviderContractTest {
                             .lookup(attemptId, fake.requests().get(0).remoteId()))
                     .isEmpty();
         }
+    }
+
+    /** {@code step} with its answer starting only after {@code delayMs}. */
+    private static Step after(long delayMs, Step step) {
+        return new Step(
+                step.status(),
+                delayMs,
+                step.abortAfterFirstToken(),
+                step.omitUsage(),
+                step.patch(),
+                step.callbackAfterMs(),
+                step.stallMs(),
+                step.truncated());
     }
 
     private static final WorkerConfig.Providers TRANSPORT = new WorkerConfig.Providers() {
