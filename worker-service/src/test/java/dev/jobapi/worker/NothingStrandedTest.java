@@ -14,6 +14,7 @@ import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -44,7 +45,13 @@ class NothingStrandedTest extends WorkerTestSupport {
         UUID attempt = aStartingAttempt(job, "fake-a");
         ProviderOutcome answered = providers
                 .forName("fake-a")
-                .generate(new ProviderRequest(attempt, "attempt-" + attempt, "fake-a", "lease ran out, no message"));
+                .generate(new ProviderRequest(
+                        attempt,
+                        "attempt-" + attempt,
+                        "fake-a",
+                        "lease ran out, no message",
+                        Instant.now().plusSeconds(30),
+                        () -> true));
         assertThat(answered).isInstanceOf(ProviderOutcome.Completed.class);
         execute("UPDATE attempt SET lease_owner = 'dead-worker', lease_expires_at = now() - interval '1 second',"
                 + " sent_at = now() - interval '1 minute' WHERE id = '" + attempt + "'");
@@ -90,6 +97,24 @@ class NothingStrandedTest extends WorkerTestSupport {
         assertThat(attemptState(attempt)).isEqualTo("succeeded");
         assertThat(commitsOnJobBranch(job)).isEqualTo(1);
         assertThat(requestsMatching("outlived its lease")).hasSize(1);
+    }
+
+    @Test
+    void attemptSupersededWhileItsFirstSendIsOutIsNeverResent() {
+        // The first send answers 502 (resendable) slowly; a reviewer supersedes the attempt meanwhile.
+        fake().addScript(Script.of("superseded mid-call", new Step(502, 1_500, false, false, null), Step.ok()));
+        UUID job = aJob("superseded mid-call");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE)
+                .until(() -> requestsMatching("superseded mid-call").size() == 1);
+        execute("UPDATE attempt SET state = 'superseded', reason = 'replaced by rita' WHERE id = '" + attempt + "'");
+
+        // Without the check the resend follows the 502 within the backoff (50 ms in tests).
+        await().during(Duration.ofSeconds(3))
+                .atMost(Duration.ofSeconds(4))
+                .until(() -> requestsMatching("superseded mid-call").size() == 1);
+        assertThat(attemptState(attempt)).isEqualTo("superseded");
     }
 
     @Test

@@ -79,11 +79,19 @@ public interface WorkerConfig {
         }
 
         /**
-         * How long a claim keeps other workers off an attempt. It must outlast the longest provider
-         * call (max-sends x read-timeout plus backoff), or a live call would be declared unknown.
+         * How long a claim keeps other workers off an attempt. The worker renews it every third of
+         * this while the provider call is in flight, so it bounds how soon a dead worker's attempt is
+         * found (then declared unknown, never resent), not how long a call may take.
          */
-        @WithDefault("5m")
+        @WithDefault("1m")
         Duration lease();
+
+        /**
+         * The whole provider exchange (connect, headers, every body read, resends) ends by this long
+         * after the claim; an answer not whole by then is unknown. Must exceed the read timeout.
+         */
+        @WithDefault("4m")
+        Duration callDeadline();
 
         /**
          * A losing attempt's output is kept for diagnostics up to this size; a larger one is dropped

@@ -70,6 +70,16 @@ public class AttemptWork {
                 == 1;
     }
 
+    /** Whether the attempt is still starting under this worker's live lease (database clock). */
+    public boolean holdsLiveLease(UUID attemptId, String workerId) {
+        return !em.createNativeQuery("SELECT 1 FROM attempt WHERE id = ?1 AND state = 'starting'"
+                        + " AND lease_owner = ?2 AND lease_expires_at > statement_timestamp()")
+                .setParameter(1, attemptId)
+                .setParameter(2, workerId)
+                .getResultList()
+                .isEmpty();
+    }
+
     /** Counts one failed delivery of the attempt's message and returns the count so far. */
     public int countFailedDelivery(UUID attemptId) {
         List<?> counted = em.createNativeQuery("UPDATE attempt SET failed_deliveries = failed_deliveries + 1"

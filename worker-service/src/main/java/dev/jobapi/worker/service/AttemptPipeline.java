@@ -75,6 +75,7 @@ public class AttemptPipeline {
     private final JobEvents events;
     private final ProviderCallbacks callbacks;
     private final AutomaticFallback fallback;
+    private final LeaseKeeper leases;
     private final WorkerMetrics metrics;
     private final Clock clock;
     private final String workerId;
@@ -93,6 +94,7 @@ public class AttemptPipeline {
             JobEvents events,
             ProviderCallbacks callbacks,
             AutomaticFallback fallback,
+            LeaseKeeper leases,
             WorkerMetrics metrics,
             Clock clock) {
         this.em = em;
@@ -108,6 +110,7 @@ public class AttemptPipeline {
         this.events = events;
         this.callbacks = callbacks;
         this.fallback = fallback;
+        this.leases = leases;
         this.metrics = metrics;
         this.clock = clock;
         this.workerId = config.worker().idOrPid();
@@ -132,9 +135,11 @@ public class AttemptPipeline {
             case CALL:
                 ProviderRequest request = QuarkusTransaction.requiringNew().call(() -> providerRequest(attemptId));
                 // The one provider call of this attempt; nothing below ever calls it again.
-                ProviderOutcome outcome = metrics.timeProviderCall(
-                        request.provider(),
-                        () -> providers.forName(request.provider()).generate(request));
+                ProviderOutcome outcome = leases.whileHeld(
+                        attemptId,
+                        () -> metrics.timeProviderCall(
+                                request.provider(),
+                                () -> providers.forName(request.provider()).generate(request)));
                 if (!QuarkusTransaction.requiringNew().call(() -> record(attemptId, outcome))) {
                     return Disposition.DONE;
                 }
@@ -335,8 +340,8 @@ public class AttemptPipeline {
                 attempt.requestKey(),
                 attempt.provider(),
                 prompt,
-                Instant.now().plus(config.worker().lease()),
-                () -> true);
+                clock.instant().plus(config.worker().callDeadline()),
+                leases.guardFor(attemptId));
     }
 
     /**
