@@ -76,4 +76,34 @@ class OutboxRelayTest extends ApiTestSupport {
                 .untilAsserted(() -> assertThat(TestBroker.drain(broker, AttemptTopology.QUEUE))
                         .anySatisfy(body -> assertThat(body).contains(id)));
     }
+
+    @Test
+    void messageTheBrokerCannotRouteIsNotMarkedSentAndGoesOutOnceAQueueIsBoundAgain() {
+        // The work queue deleted, its exchange left: the broker confirms an unroutable publish too,
+        // so only a mandatory publish and its return tell that nothing was queued.
+        broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
+        try {
+            String id = createJob(Tokens.user("alice"), "k-unroutable", JOB_BODY)
+                    .then()
+                    .statusCode(201)
+                    .extract()
+                    .path("id");
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> count("SELECT count(*) FROM outbox WHERE publish_attempts >= 2") == 1);
+            assertThat(count("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL"))
+                    .isZero();
+            assertThat(count("SELECT count(*) FROM outbox WHERE job_id = '" + id + "'"
+                            + " AND last_error LIKE '%unroutable%'"))
+                    .isEqualTo(1);
+
+            broker.declareTopology();
+            await().atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThat(TestBroker.drain(broker, AttemptTopology.QUEUE))
+                            .anySatisfy(body -> assertThat(body).contains(id)));
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL") == 1);
+        } finally {
+            broker.declareTopology();
+        }
+    }
 }

@@ -2,33 +2,28 @@ package dev.jobapi.api.outbox;
 
 import dev.jobapi.api.config.JobApiConfig;
 import dev.jobapi.common.health.LoopHeartbeats;
+import dev.jobapi.common.message.AttemptMessage;
 import dev.jobapi.common.message.AttemptTopology;
+import dev.jobapi.common.message.ConfirmedPublisher;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
-import io.smallrye.reactive.messaging.rabbitmq.OutgoingRabbitMQMetadata;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.persistence.EntityManager;
 import java.time.Clock;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import org.eclipse.microprofile.reactive.messaging.Channel;
-import org.eclipse.microprofile.reactive.messaging.Emitter;
-import org.eclipse.microprofile.reactive.messaging.Message;
-import org.eclipse.microprofile.reactive.messaging.Metadata;
 import org.jboss.logging.Logger;
 
 /**
  * Moves committed outbox rows to RabbitMQ. Each round claims unsent rows with
  * {@code FOR UPDATE SKIP LOCKED} (so replicas share the work and a crashed replica's rows are simply
- * unlocked and taken by another), publishes them, waits for the broker's confirms and marks only
- * the confirmed rows sent. A crash between confirm and commit publishes a row twice, which the
- * worker treats like any redelivery.
+ * unlocked and taken by another), publishes them mandatory, waits for the broker's confirms and
+ * marks them sent only when every one was routed to a queue. A crash between confirm and commit
+ * publishes a row twice, which the worker treats like any redelivery.
  */
 @ApplicationScoped
 public class OutboxRelay {
@@ -38,7 +33,7 @@ public class OutboxRelay {
     /** The relay thread's name and its heartbeat's. */
     private static final String LOOP = "outbox-relay";
 
-    private final Emitter<String> emitter;
+    private final ConfirmedPublisher publisher;
     private final EntityManager em;
     private final JobApiConfig config;
     private final Clock clock;
@@ -48,12 +43,12 @@ public class OutboxRelay {
     private Thread thread;
 
     OutboxRelay(
-            @Channel("attempts-out") Emitter<String> emitter,
+            ConfirmedPublisher publisher,
             EntityManager em,
             JobApiConfig config,
             Clock clock,
             LoopHeartbeats heartbeats) {
-        this.emitter = emitter;
+        this.publisher = publisher;
         this.heartbeats = heartbeats;
         this.em = em;
         this.config = config;
@@ -115,7 +110,12 @@ public class OutboxRelay {
         }
     }
 
-    /** Publishes one batch and returns how many rows it claimed. */
+    /**
+     * Publishes one batch and returns how many rows it claimed. The rows are marked sent only when
+     * the broker confirmed every message as routed to a queue; a refusal, a return (no queue bound)
+     * or a timeout leaves the whole batch unsent for the next round (a second message is harmless:
+     * the worker's claim is conditional).
+     */
     int relayOneBatch() {
         return QuarkusTransaction.requiringNew().call(() -> {
             @SuppressWarnings("unchecked")
@@ -126,59 +126,31 @@ public class OutboxRelay {
             if (rows.isEmpty()) {
                 return 0;
             }
-            List<Long> ids = new ArrayList<>();
-            List<CompletableFuture<Void>> confirms = new ArrayList<>();
-            for (Object[] row : rows) {
-                ids.add(((Number) row[0]).longValue());
-                confirms.add(publish((UUID) row[1], (UUID) row[2]));
+            Long[] ids = rows.stream().map(row -> ((Number) row[0]).longValue()).toArray(Long[]::new);
+            List<String> bodies = rows.stream()
+                    .map(row -> new AttemptMessage((UUID) row[1], (UUID) row[2]).toJson())
+                    .toList();
+            try {
+                publisher.publish(AttemptTopology.EXCHANGE, AttemptTopology.ROUTING_KEY, bodies);
+            } catch (RuntimeException notSent) {
+                recordFailure(ids, notSent);
+                return rows.size();
             }
-            List<Long> confirmed = new ArrayList<>();
-            for (int i = 0; i < ids.size(); i++) {
-                try {
-                    confirms.get(i).get(config.outbox().confirmTimeout().toMillis(), TimeUnit.MILLISECONDS);
-                    confirmed.add(ids.get(i));
-                } catch (Exception e) {
-                    recordFailure(ids.get(i), e);
-                }
-            }
-            if (!confirmed.isEmpty()) {
-                em.createNativeQuery("UPDATE outbox SET sent_at = ?1, publish_attempts = publish_attempts + 1"
-                                + " WHERE id = ANY(?2)")
-                        .setParameter(1, clock.instant())
-                        .setParameter(2, confirmed.toArray(Long[]::new))
-                        .executeUpdate();
-            }
+            em.createNativeQuery("UPDATE outbox SET sent_at = ?1, publish_attempts = publish_attempts + 1"
+                            + " WHERE id = ANY(?2)")
+                    .setParameter(1, clock.instant())
+                    .setParameter(2, ids)
+                    .executeUpdate();
             return rows.size();
         });
     }
 
-    private CompletableFuture<Void> publish(UUID attemptId, UUID jobId) {
-        CompletableFuture<Void> confirmed = new CompletableFuture<>();
-        String body = "{\"attemptId\":\"" + attemptId + "\",\"jobId\":\"" + jobId + "\"}";
-        OutgoingRabbitMQMetadata metadata = OutgoingRabbitMQMetadata.builder()
-                .withRoutingKey(AttemptTopology.ROUTING_KEY)
-                .withContentType("application/json")
-                .withDeliveryMode(2)
-                .withMessageId(attemptId.toString())
-                .withCorrelationId(jobId.toString())
-                .build();
-        emitter.send(Message.of(body, Metadata.of(metadata))
-                .withAck(() -> {
-                    confirmed.complete(null);
-                    return CompletableFuture.completedFuture(null);
-                })
-                .withNack(failure -> {
-                    confirmed.completeExceptionally(failure);
-                    return CompletableFuture.completedFuture(null);
-                }));
-        return confirmed;
-    }
-
-    private void recordFailure(long outboxId, Exception failure) {
-        LOG.warnf("Outbox row %d not confirmed by the broker, will retry: %s", outboxId, failure.toString());
-        em.createNativeQuery("UPDATE outbox SET publish_attempts = publish_attempts + 1, last_error = ?1 WHERE id = ?2")
+    private void recordFailure(Long[] outboxIds, Exception failure) {
+        LOG.warnf("%d outbox row(s) not confirmed by the broker, will retry: %s", outboxIds.length, failure.toString());
+        em.createNativeQuery("UPDATE outbox SET publish_attempts = publish_attempts + 1, last_error = ?1"
+                        + " WHERE id = ANY(?2)")
                 .setParameter(1, failure.toString())
-                .setParameter(2, outboxId)
+                .setParameter(2, outboxIds)
                 .executeUpdate();
     }
 

@@ -34,24 +34,44 @@ public class ConfirmedPublisher {
         publish(AttemptTopology.EXCHANGE, AttemptTopology.ROUTING_KEY, List.of(body));
     }
 
+    /** A copy of a received message (its headers kept) to the work queue. */
+    public void copyToWorkQueue(AMQP.BasicProperties properties, byte[] body) {
+        send(AttemptTopology.EXCHANGE, AttemptTopology.ROUTING_KEY, List.of(new Outgoing(properties, body)));
+    }
+
     /**
      * Publishes the bodies in order and waits for the broker's confirms.
      *
      * @throws NotRouted when the broker returned any of them (nothing bound) or nacked them
      */
     public void publish(String exchange, String routingKey, List<String> bodies) {
+        AMQP.BasicProperties json = new AMQP.BasicProperties.Builder()
+                .contentType("application/json")
+                .build();
+        send(
+                exchange,
+                routingKey,
+                bodies.stream()
+                        .map(body -> new Outgoing(json, body.getBytes(StandardCharsets.UTF_8)))
+                        .toList());
+    }
+
+    private record Outgoing(AMQP.BasicProperties properties, byte[] body) {}
+
+    private void send(String exchange, String routingKey, List<Outgoing> messages) {
         broker.withChannel(channel -> {
             channel.confirmSelect();
             Set<String> returned = ConcurrentHashMap.newKeySet();
             ReturnCallback onReturn = r -> returned.add(r.getProperties().getMessageId());
             channel.addReturnListener(onReturn);
-            for (String body : bodies) {
-                AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()
-                        .contentType("application/json")
+            for (Outgoing message : messages) {
+                // A message id of our own tells a return apart; the message is always persistent.
+                AMQP.BasicProperties properties = message.properties()
+                        .builder()
                         .deliveryMode(2)
                         .messageId(UUID.randomUUID().toString())
                         .build();
-                channel.basicPublish(exchange, routingKey, true, properties, body.getBytes(StandardCharsets.UTF_8));
+                channel.basicPublish(exchange, routingKey, true, properties, message.body());
             }
             try {
                 channel.waitForConfirmsOrDie(CONFIRM_TIMEOUT.toMillis());
@@ -59,7 +79,7 @@ public class ConfirmedPublisher {
                 throw new NotRouted("the broker refused the publish: " + nacked.getMessage());
             }
             if (!returned.isEmpty()) {
-                throw new NotRouted(returned.size() + " of " + bodies.size()
+                throw new NotRouted(returned.size() + " of " + messages.size()
                         + " message(s) returned unroutable by the broker (no queue bound to " + exchange + ")");
             }
             return null;

@@ -3,7 +3,6 @@ package dev.jobapi.common.message;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.rabbitmq.client.AMQP;
-import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.GetResponse;
 import dev.jobapi.common.digest.Sha256;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -49,8 +48,10 @@ public class DeadLetterQueue {
 
     private final BrokerConnection broker;
     private final ObjectMapper mapper;
+    private final ConfirmedPublisher publisher;
 
-    DeadLetterQueue(BrokerConnection broker, ObjectMapper mapper) {
+    DeadLetterQueue(BrokerConnection broker, ObjectMapper mapper, ConfirmedPublisher publisher) {
+        this.publisher = publisher;
         this.broker = broker;
         this.mapper = mapper;
     }
@@ -79,7 +80,6 @@ public class DeadLetterQueue {
      */
     public ReplayResult replay(Set<String> ids, boolean all, Predicate<UUID> nothingLeftToDo) {
         return broker.withChannel(channel -> {
-            channel.confirmSelect();
             List<String> replayed = new ArrayList<>();
             List<String> skipped = new ArrayList<>();
             int seen = 0;
@@ -96,7 +96,7 @@ public class DeadLetterQueue {
                     skipped.add(letter.id());
                     continue;
                 }
-                republish(channel, response);
+                republish(response);
                 channel.basicAck(tag, false);
                 replayed.add(letter.id());
             }
@@ -110,21 +110,15 @@ public class DeadLetterQueue {
                 channel.queueDeclarePassive(AttemptTopology.DEAD_LETTER_QUEUE).getMessageCount());
     }
 
-    private void republish(Channel channel, GetResponse response) throws IOException, InterruptedException {
+    /** A confirmed, mandatory copy to the work queue; the original is acked only after it. */
+    private void republish(GetResponse response) {
         AMQP.BasicProperties original = response.getProps();
         Map<String, Object> headers = new HashMap<>();
         if (original.getHeaders() != null) {
             headers.putAll(original.getHeaders());
         }
         headers.put("x-replayed-at", new Date());
-        AMQP.BasicProperties copy =
-                original.builder().headers(headers).deliveryMode(2).build();
-        channel.basicPublish(AttemptTopology.EXCHANGE, AttemptTopology.ROUTING_KEY, copy, response.getBody());
-        try {
-            channel.waitForConfirmsOrDie(10_000);
-        } catch (java.util.concurrent.TimeoutException e) {
-            throw new IOException("The broker did not confirm the replayed copy; the original stays", e);
-        }
+        publisher.copyToWorkQueue(original.builder().headers(headers).build(), response.getBody());
     }
 
     private DeadLetter describe(GetResponse response) {
