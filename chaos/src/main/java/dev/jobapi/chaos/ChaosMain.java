@@ -35,6 +35,7 @@ public final class ChaosMain {
             Path git,
             Path privateKey,
             String ctl,
+            URI amqp,
             Path state,
             Path reportDir,
             long readTimeoutMs) {
@@ -66,6 +67,7 @@ public final class ChaosMain {
                     Path.of(required(values, "git")),
                     Path.of(required(values, "private-key")),
                     required(values, "ctl"),
+                    URI.create(values.getOrDefault("amqp", "amqp://jobapi:jobapi@127.0.0.1:28672/jobapi-chaos")),
                     Path.of(required(values, "state")),
                     Path.of(values.getOrDefault("report-dir", "chaos/reports")),
                     Long.parseLong(values.getOrDefault("read-timeout-ms", "2000")));
@@ -101,9 +103,12 @@ public final class ChaosMain {
         ClientLedger ledger = new ClientLedger();
         DevTokens tokens = DevTokens.fromPem(options.privateKey());
         Load load = new Load(api, ledger, tokens, options.seed(), options.fake(), options.readTimeoutMs());
-        Faults faults = new Faults(ctl, api, Faults.schedule(options.seed(), window));
+        Faults faults =
+                new Faults(ctl, api, Faults.schedule(options.seed(), window), options.amqp(), options.seed(), ledger);
 
-        System.out.println("==> load and faults for " + window.toMinutes() + " minute(s): " + options.jobs() + " jobs");
+        System.out.printf(
+                "==> load and faults for %d minute(s): %d jobs (%.1f a second)%n",
+                window.toMinutes(), options.jobs(), options.jobs() / (double) window.toSeconds());
         Instant loadStart = Instant.now();
         Thread faultThread = new Thread(
                 () -> {
@@ -121,14 +126,16 @@ public final class ChaosMain {
             Thread.sleep(rest);
         }
         faultThread.join();
-        System.out.println("==> faults stopped; every process running again");
+        System.out.println("==> faults stopped (rollouts included); every process running again");
         ctl.run("ensure-running");
 
         System.out.println("==> draining");
         FakeLog fakeLog = new FakeLog(options.fake());
         Drain drain = new Drain(options.database(), ctl, load, fakeLog, options.seed());
-        Duration budget = Duration.ofSeconds(Math.max(120, 30L * options.minutes()));
+        Duration budget = Drain.budget(options.minutes(), options.jobs());
         Duration drainTook = drain.await(budget);
+        faults.stopWatching();
+        Duration loadAndDrain = Duration.between(loadStart, Instant.now());
 
         System.out.println("==> checking");
         ClientLedger.Saved saved = ledger.saved();
@@ -145,7 +152,13 @@ public final class ChaosMain {
                 faults.injected(),
                 faults.log(),
                 faults.skipped(),
-                drain.followUps());
+                drain.followUps(),
+                budget,
+                load.pace(window, options.jobs()),
+                loadAndDrain,
+                faults.rolledProcesses(),
+                faults.forcedKills(),
+                faults.queueRedeclaredAfter());
         return report(options, Report.render(summary, saved, result), result);
     }
 

@@ -25,7 +25,7 @@ import org.eclipse.jgit.revwalk.RevWalk;
 import org.eclipse.jgit.storage.file.FileRepositoryBuilder;
 
 /**
- * The five invariants of issue 8, checked after the drain over the database (JDBC), the client's
+ * The invariants of issues 8 and 13, checked after the drain over the database (JDBC), the client's
  * ledger, the fake provider's own request log, the target git repository and the dead-letter queue.
  * Each violation is one line naming what broke and the ids to look up.
  */
@@ -34,10 +34,13 @@ final class Checker {
     enum Invariant {
         ONE_JOB_ONE_WINNER("one job per (owner, key); never two winners for a job"),
         APPLY_MATCHES_COMMITS("applied_patch rows = completed jobs = commits on the target branches"),
-        NO_INTENTION_LOST("no intention lost: every job completed, cancelled or in review with a reason;"
-                + " no attempt starting without a message on its way; outbox and queue drained"),
+        NO_INTENTION_LOST("no intention lost: every acknowledged job exists; no attempt starting; outbox sent;"
+                + " the work queue exists and it and the delay queue are drained"),
         USAGE_ACCOUNTED("no applied attempt with unknown usage; every provider-reported token in usage_record"),
-        DEAD_LETTERS_ACCOUNTED("every dead-lettered message accounted for (listed; its attempt terminal or unknown)");
+        DEAD_LETTERS_ACCOUNTED("the DLQ holds exactly the deliberately poisoned messages, each once, all listed"),
+        EVERY_JOB_SETTLED("every job ends completed, cancelled or needs_review with a reason, and has an attempt"),
+        PAID_RESULTS_USED("every attempt with stored output and provider-reported usage is the winner, superseded,"
+                + " or on a job closed before its result arrived");
 
         final String title;
 
@@ -54,7 +57,7 @@ final class Checker {
     }
 
     /** One message of the dead-letter queue as GET /admin/dlq lists it. */
-    record DeadLetter(String id, String attemptId) {}
+    record DeadLetter(String id, String attemptId, String jobId, String body, String reason) {}
 
     record Inputs(
             ClientLedger.Saved ledger,
@@ -97,6 +100,8 @@ final class Checker {
         checker.noIntentionLost();
         checker.usageAccounted();
         checker.deadLettersAccounted();
+        checker.everyJobSettled();
+        checker.paidResultsUsed();
         return new Result(checker.violations, checker.figures);
     }
 
@@ -252,11 +257,6 @@ final class Checker {
             }
         });
         rows(
-                "SELECT id, state, review_reason FROM job WHERE state NOT IN ('completed', 'cancelled')"
-                        + " AND NOT (state = 'needs_review' AND coalesce(btrim(review_reason), '') <> '') ORDER BY id",
-                rs -> found.add("job " + rs.getString(1) + " ended " + rs.getString(2)
-                        + (rs.getString(2).equals("needs_review") ? " without a recorded reason" : "")));
-        rows(
                 "SELECT a.id, a.job_id, EXISTS (SELECT 1 FROM outbox o WHERE o.attempt_id = a.id AND o.sent_at IS NULL)"
                         + " FROM attempt a WHERE a.state = 'starting' ORDER BY a.id",
                 rs -> found.add("attempt " + rs.getString(1) + " of job " + rs.getString(2) + " is still starting"
@@ -264,6 +264,9 @@ final class Checker {
         long unsent = single("SELECT count(*) FROM outbox WHERE sent_at IS NULL");
         if (unsent > 0) {
             found.add(unsent + " outbox rows never sent");
+        }
+        if (!inputs.queueDepths().containsKey(WORK_QUEUE)) {
+            found.add("queue " + WORK_QUEUE + " does not exist: deleted and never declared again");
         }
         for (String queue : List.of(WORK_QUEUE, DELAY_QUEUE)) {
             long depth = inputs.queueDepths().getOrDefault(queue, 0L);
@@ -311,25 +314,122 @@ final class Checker {
                 single("SELECT coalesce(sum(prompt_tokens + completion_tokens), 0) FROM usage_record"));
     }
 
+    /**
+     * The DLQ is an alarm: after the drain it holds the soak's deliberately poisoned messages, each once, and
+     * nothing else. A healthy attempt's message there was dead-lettered by a fault it should have survived.
+     */
     private void deadLettersAccounted() throws SQLException {
         List<String> found = violations.get(Invariant.DEAD_LETTERS_ACCOUNTED);
         long depth = inputs.queueDepths().getOrDefault(DEAD_LETTER_QUEUE, 0L);
+        List<String> poison = inputs.ledger().poisonMessages();
         figures.put("dead-lettered messages", depth);
+        figures.put("poison messages published (must be in the DLQ)", (long) poison.size());
         if (depth != inputs.deadLetters().size()) {
             found.add(DEAD_LETTER_QUEUE + " holds " + depth + " messages, GET /admin/dlq listed "
                     + inputs.deadLetters().size());
         }
         Map<String, String> attemptStates = new HashMap<>();
         rows("SELECT id, state FROM attempt", rs -> attemptStates.put(rs.getString(1), rs.getString(2)));
+        Map<String, Integer> poisonSeen = new TreeMap<>();
         for (DeadLetter letter : inputs.deadLetters()) {
+            if (letter.body() != null && poison.contains(letter.body())) {
+                poisonSeen.merge(letter.body(), 1, Integer::sum);
+                continue;
+            }
             String state = letter.attemptId() == null ? null : attemptStates.get(letter.attemptId());
-            if (state == null) {
-                found.add("dead letter " + letter.id() + " names no known attempt (" + letter.attemptId() + ")");
-            } else if (state.equals("starting")) {
-                found.add("dead letter " + letter.id() + ": attempt " + letter.attemptId()
-                        + " is still starting, nothing will ever work on it");
+            String what = letter.attemptId() == null
+                    ? "no attempt id, body " + abbreviate(letter.body())
+                    : "attempt " + letter.attemptId()
+                            + (state == null
+                                    ? " (unknown to the database)"
+                                    : " (" + state + (state.equals("starting") ? ": nothing will ever work on it" : "")
+                                            + ")")
+                            + " of job " + letter.jobId();
+            found.add("dead letter " + letter.id() + " is not a deliberately poisoned message: " + what + ", reason "
+                    + letter.reason());
+        }
+        figures.put("poison messages in the DLQ", (long) poisonSeen.size());
+        for (String body : poison) {
+            int times = poisonSeen.getOrDefault(body, 0);
+            if (times == 0) {
+                found.add("poison message \"" + body + "\" is not in the DLQ");
+            } else if (times > 1) {
+                found.add("poison message \"" + body + "\" is in the DLQ " + times + " times");
             }
         }
+    }
+
+    private static String abbreviate(String text) {
+        if (text == null) {
+            return "null";
+        }
+        return "\"" + (text.length() > 60 ? text.substring(0, 60) + "..." : text) + "\"";
+    }
+
+    /**
+     * After the drain every job is settled: completed, cancelled, or in review with a reason a reviewer can read;
+     * nothing accepted or running. Each job also has at least one attempt (intake writes both in one
+     * transaction). The line names the job's attempts and its apply, which is where a stranded job's story
+     * starts.
+     */
+    private void everyJobSettled() throws SQLException {
+        List<String> found = violations.get(Invariant.EVERY_JOB_SETTLED);
+        figures.put(
+                "jobs not settled (accepted, running, or in review without a reason)",
+                single("SELECT count(*) FROM job WHERE state NOT IN ('completed', 'cancelled')"
+                        + " AND NOT (state = 'needs_review' AND coalesce(btrim(review_reason), '') <> '')"));
+        rows(
+                "SELECT j.id, j.state,"
+                        + " (SELECT string_agg(a.state, ', ' ORDER BY a.created_at, a.id) FROM attempt a"
+                        + " WHERE a.job_id = j.id),"
+                        + " (SELECT string_agg(p.status, ', ') FROM applied_patch p WHERE p.job_id = j.id)"
+                        + " FROM job j WHERE j.state NOT IN ('completed', 'cancelled')"
+                        + " AND NOT (j.state = 'needs_review' AND coalesce(btrim(j.review_reason), '') <> '')"
+                        + " ORDER BY j.id",
+                rs -> found.add("job " + rs.getString(1) + " ended " + rs.getString(2)
+                        + (rs.getString(2).equals("needs_review") ? " without a recorded reason" : "")
+                        + " (attempts: " + (rs.getString(3) == null ? "none" : rs.getString(3))
+                        + (rs.getString(4) == null ? "" : "; apply " + rs.getString(4)) + ")"));
+        rows(
+                "SELECT j.id, j.state FROM job j WHERE NOT EXISTS (SELECT 1 FROM attempt a WHERE a.job_id = j.id)"
+                        + " AND j.state IN ('completed', 'cancelled', 'needs_review') ORDER BY j.id",
+                rs -> found.add("job " + rs.getString(1) + " (" + rs.getString(2) + ") has no attempt at all"));
+    }
+
+    /**
+     * A result the provider delivered and billed is used or deliberately set aside: it is the job's winner, its
+     * attempt was superseded (a reviewer's choice or a lost election), or the job was closed (cancelled, or
+     * completed by another attempt) before the result was stored. Anything else is a paid-for answer left
+     * stranded, typically an attempt still {@code unknown} on a job in review.
+     */
+    private void paidResultsUsed() throws SQLException {
+        List<String> found = violations.get(Invariant.PAID_RESULTS_USED);
+        figures.put(
+                "attempts with stored output and provider-reported usage",
+                single("SELECT count(*) FROM generation g JOIN usage_record u ON u.attempt_id = g.attempt_id"
+                        + " AND u.source = 'provider_reported'"));
+        rows(
+                "SELECT a.id, a.job_id, a.state, j.state, g.created_at,"
+                        + " coalesce((SELECT min(e.at) FROM job_event e WHERE e.job_id = j.id"
+                        + " AND e.kind IN ('job.cancelled', 'job.completed')), j.updated_at) AS closed_at"
+                        + " FROM attempt a JOIN job j ON j.id = a.job_id"
+                        + " JOIN generation g ON g.attempt_id = a.id"
+                        + " JOIN usage_record u ON u.attempt_id = a.id AND u.source = 'provider_reported'"
+                        + " WHERE j.winning_attempt_id IS DISTINCT FROM a.id AND a.state <> 'superseded'"
+                        + " ORDER BY a.id",
+                rs -> {
+                    boolean closed = rs.getString(4).equals("completed")
+                            || rs.getString(4).equals("cancelled");
+                    var storedAt = rs.getTimestamp(5);
+                    var closedAt = rs.getTimestamp(6);
+                    if (closed && !closedAt.after(storedAt)) {
+                        return; // the job was closed first: recorded, never to be applied
+                    }
+                    found.add("attempt " + rs.getString(1) + " of job " + rs.getString(2) + " (attempt "
+                            + rs.getString(3) + ", job " + rs.getString(4) + ") has a stored, provider-billed output"
+                            + " that is not the winner and was not superseded"
+                            + (closed ? "; the job was closed after that output arrived" : ""));
+                });
     }
 
     private interface RowHandler {

@@ -29,6 +29,10 @@ final class ClientLedger {
         REVIEW_REQUIRED("fallbacks refused with review-required"),
         SUPERSESSIONS("reviewer supersessions"),
         CANCELS("cancels"),
+        LARGE_INPUTS("large inputs sent by erin (prompts of 200-1,000 KB, under the 1 MiB bound)"),
+        OVERSIZED_INPUTS("oversized inputs sent by erin (over the 1 MiB bound)"),
+        OVERSIZED_REFUSED("oversized inputs refused with 400/413 (expected, not a violation; once per job)"),
+        LARGE_LISTS("erin listing her jobs with their large inputs (GET /jobs?limit=100)"),
         GAVE_UP("requests never answered within the retry budget");
 
         final String label;
@@ -44,13 +48,21 @@ final class ClientLedger {
             Map<String, String> ownerByJob,
             Map<String, Set<String>> attemptIdsByJobKey,
             Map<Count, Long> counts,
-            List<String> unexpectedAnswers) {}
+            List<String> unexpectedAnswers,
+            List<String> poisonMessages) {
+
+        /** The poison bodies published; none in a ledger written before they existed. */
+        public List<String> poisonMessages() {
+            return poisonMessages == null ? List.of() : poisonMessages;
+        }
+    }
 
     private final Map<String, Set<String>> jobIdsByOwnerKey = new ConcurrentSkipListMap<>();
     private final Map<String, String> ownerByJob = new ConcurrentSkipListMap<>();
     private final Map<String, Set<String>> attemptIdsByJobKey = new ConcurrentSkipListMap<>();
     private final Map<Count, AtomicLong> counts = new ConcurrentHashMap<>();
     private final List<String> unexpectedAnswers = new ArrayList<>();
+    private final List<String> poisonMessages = new ArrayList<>();
 
     void count(Count count) {
         counts.computeIfAbsent(count, c -> new AtomicLong()).incrementAndGet();
@@ -83,6 +95,11 @@ final class ClientLedger {
         }
     }
 
+    /** A deliberately poisoned message the broker confirmed into the work queue: the DLQ must hold it. */
+    synchronized void poisoned(String body) {
+        poisonMessages.add(body);
+    }
+
     synchronized Saved saved() {
         Map<Count, Long> values = new TreeMap<>();
         counts.forEach((count, value) -> values.put(count, value.get()));
@@ -91,7 +108,8 @@ final class ClientLedger {
                 Map.copyOf(ownerByJob),
                 Map.copyOf(attemptIdsByJobKey),
                 values,
-                List.copyOf(unexpectedAnswers));
+                List.copyOf(unexpectedAnswers),
+                List.copyOf(poisonMessages));
     }
 
     void save(Path file) throws IOException {

@@ -12,6 +12,10 @@ final class DeadLetters {
 
     private DeadLetters() {}
 
+    private static String text(JsonNode item, String field) {
+        return item.hasNonNull(field) ? item.get(field).asText() : null;
+    }
+
     static List<Checker.DeadLetter> list(Api api, String operatorToken) throws IOException, InterruptedException {
         List<Checker.DeadLetter> letters = new ArrayList<>();
         for (int offset = 0; ; offset += PAGE) {
@@ -24,7 +28,10 @@ final class DeadLetters {
             for (JsonNode item : items) {
                 letters.add(new Checker.DeadLetter(
                         item.path("id").asText(),
-                        item.hasNonNull("attemptId") ? item.get("attemptId").asText() : null));
+                        text(item, "attemptId"),
+                        text(item, "jobId"),
+                        text(item, "body"),
+                        text(item, "reason")));
             }
             if (items.size() < PAGE) {
                 return letters;

@@ -39,6 +39,11 @@ final class Drain {
     }
 
     private static final Duration FOLLOW_UP_EVERY = Duration.ofSeconds(10);
+    /**
+     * The fake provider's log grows with every request (erin's prompts are hundreds of KB each): read again every
+     * 15 s, or at once when everything else is quiet, so the drain never ends on a stale view of it.
+     */
+    private static final Duration PROVIDER_LOG_EVERY = Duration.ofSeconds(15);
     /** The reconciler looks every 2 s and a redelivery comes within seconds: this long without change is stuck. */
     private static final Duration STUCK_AFTER = Duration.ofSeconds(90);
 
@@ -48,6 +53,8 @@ final class Drain {
     private final FakeLog fakeLog;
     private final Random random;
     private final Map<String, Long> lastFollowUp = new HashMap<>();
+    private Set<String> storedCompletions = Set.of();
+    private long storedCompletionsAt = Long.MIN_VALUE;
     private int followUps;
 
     Drain(Database database, Ctl ctl, Load load, FakeLog fakeLog, long seed) {
@@ -56,6 +63,14 @@ final class Drain {
         this.load = load;
         this.fakeLog = fakeLog;
         this.random = new Random(seed ^ 0xD7A1L);
+    }
+
+    /**
+     * The drain's bound for a run: 120 s, or 30 s per minute of load, or 0.1 s per job (at 15 jobs a second the
+     * backlog a slow machine leaves grows with the jobs, not the minutes), whichever is largest.
+     */
+    static Duration budget(int minutes, int jobs) {
+        return Duration.ofSeconds(Math.max(120, Math.max(30L * minutes, jobs / 10)));
     }
 
     /**
@@ -104,8 +119,18 @@ final class Drain {
     private Progress progress(boolean sessionsEnded) throws SQLException, InterruptedException {
         Map<String, Long> depths = ctl.queueDepths();
         long queued = depths.getOrDefault(Checker.WORK_QUEUE, 0L) + depths.getOrDefault(Checker.DELAY_QUEUE, 0L);
-        Set<String> stored = fakeLog.storedCompletionAttempts();
         try (Connection db = database.connect()) {
+            long starting = count(db, "SELECT count(*) FROM attempt WHERE state = 'starting'");
+            long unsent = count(db, "SELECT count(*) FROM outbox WHERE sent_at IS NULL");
+            long pending = count(db, "SELECT count(*) FROM applied_patch WHERE status = 'pending'");
+            long unsettled = count(db, "SELECT count(*) FROM job WHERE state IN ('accepted', 'running')");
+            boolean restQuiet = starting == 0 && unsent == 0 && pending == 0 && unsettled == 0 && queued == 0;
+            long now = System.nanoTime();
+            if (restQuiet || now - storedCompletionsAt > PROVIDER_LOG_EVERY.toNanos()) {
+                storedCompletions = fakeLog.storedCompletionAttempts();
+                storedCompletionsAt = now;
+            }
+            Set<String> stored = storedCompletions;
             long unreconciled = 0;
             try (PreparedStatement statement = db.prepareStatement("SELECT a.id FROM attempt a"
                             + " WHERE (a.state = 'unknown' AND NOT a.quarantined OR a.state = 'superseded')"
@@ -120,13 +145,7 @@ final class Drain {
             if (sessionsEnded) {
                 followUpStalledJobs(db);
             }
-            return new Progress(
-                    count(db, "SELECT count(*) FROM attempt WHERE state = 'starting'"),
-                    count(db, "SELECT count(*) FROM outbox WHERE sent_at IS NULL"),
-                    count(db, "SELECT count(*) FROM applied_patch WHERE status = 'pending'"),
-                    count(db, "SELECT count(*) FROM job WHERE state IN ('accepted', 'running')"),
-                    unreconciled,
-                    queued);
+            return new Progress(starting, unsent, pending, unsettled, unreconciled, queued);
         }
     }
 

@@ -1,19 +1,23 @@
 package dev.jobapi.chaos;
 
+import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The infrastructure faults, on a schedule drawn from the seed and injected one after another through
  * {@code chaos/run ctl}. Each fault that takes a process down also brings it back, so the schedule
- * never ends with part of the system missing.
+ * never ends with part of the system missing. Rolling restarts run on a thread of their own, beside the
+ * other faults, as a Deployment rollout runs beside whatever else happens to a cluster.
  */
 final class Faults {
 
@@ -23,36 +27,76 @@ final class Faults {
         RABBITMQ_RESTART("restart RabbitMQ"),
         POSTGRES_TERMINATE_BACKENDS("pg_terminate_backend on the services' connections"),
         POSTGRES_RESTART("restart PostgreSQL"),
-        API_SIGKILL_MID_REQUEST("SIGKILL an api process mid-request, restart it");
+        API_SIGKILL_MID_REQUEST("SIGKILL an api process mid-request, restart it"),
+        WORKER_ROLLOUT("rolling restart of the workers (SIGTERM, exit, start, ready; one at a time)"),
+        API_ROLLOUT("rolling restart of the api processes (SIGTERM, exit, start, ready; one at a time)"),
+        WORK_QUEUE_DELETED("rabbitmqctl delete_queue jobs.attempts (the services must declare it again)"),
+        POISON_MESSAGES("poison messages published to jobs.attempts (must end in the DLQ, alone)");
 
         final String label;
 
         Kind(String label) {
             this.label = label;
         }
+
+        boolean rollout() {
+            return this == WORKER_ROLLOUT || this == API_ROLLOUT;
+        }
+
+        /** Every run must have these, however late the plan runs. */
+        boolean mandatory() {
+            return this == RABBITMQ_RESTART || this == POSTGRES_RESTART || this == WORK_QUEUE_DELETED;
+        }
     }
 
     record Planned(Duration at, Kind kind, int process) {}
 
     private static final int WORKERS = 3;
+    private static final int APIS = 2;
+    /**
+     * A rollout's grace before SIGKILL. Kubernetes gives the api 30 s and the worker 300 s (its provider calls
+     * last up to minutes); the soak's provider calls end within seconds (2 s read timeout, three sends), so
+     * 30 s is ample for both here, and a SIGKILL after it is a drain that did not finish.
+     */
+    static final int GRACE_SECONDS = 30;
+    /** Poison messages per run: enough to see each land in the DLQ, few enough to read in the report. */
+    static final int POISON_COUNT = 3;
 
     private final Ctl ctl;
     private final Api api;
     private final List<Planned> plan;
+    private final URI amqp;
+    private final long seed;
+    private final ClientLedger ledger;
     private final Map<Kind, Integer> injected = new EnumMap<>(Kind.class);
     private final List<String> log = new ArrayList<>();
+    // Processes a rollout is stopping on purpose: the supervisor's round must not start them behind its back.
+    private final Set<String> rolling = new HashSet<>();
+    private final Object supervisor = new Object();
     private int skipped;
+    private int rolledProcesses;
+    private int forcedKills;
+    private Instant queueDeletedAt;
+    private Duration queueRedeclaredAfter;
+    private volatile boolean stopWatching;
+    private Thread queueWatcher;
 
-    Faults(Ctl ctl, Api api, List<Planned> plan) {
+    Faults(Ctl ctl, Api api, List<Planned> plan, URI amqp, long seed, ClientLedger ledger) {
         this.ctl = ctl;
         this.api = api;
         this.plan = plan;
+        this.amqp = amqp;
+        this.seed = seed;
+        this.ledger = ledger;
     }
 
     /**
      * The schedule for a window: each restart once (RabbitMQ in the first half, PostgreSQL in the second),
      * the other kinds about once or twice a minute, all inside the first 85% of the window so the system
-     * is whole again before the load stops.
+     * is whole again before the load stops. The poison messages early (5-15%), the work queue's deletion once
+     * (40-50%). One api rollout and one worker rollout per three minutes, at least one of each: the window is
+     * cut in that many slices, the api's rollout starts 5-15% into its slice (it is the shorter), the workers'
+     * 35-50% into it.
      */
     static List<Planned> schedule(long seed, Duration window) {
         Random random = new Random(seed ^ 0x5DEECE66DL);
@@ -65,6 +109,15 @@ final class Faults {
         addSpread(plan, random, ms, Kind.RABBITMQ_CLOSE_CONNECTIONS, minutes, 0);
         addSpread(plan, random, ms, Kind.POSTGRES_TERMINATE_BACKENDS, minutes, 0);
         addSpread(plan, random, ms, Kind.API_SIGKILL_MID_REQUEST, minutes, 2);
+        plan.add(new Planned(at(ms, 0.05 + 0.10 * random.nextDouble()), Kind.POISON_MESSAGES, 0));
+        plan.add(new Planned(at(ms, 0.40 + 0.10 * random.nextDouble()), Kind.WORK_QUEUE_DELETED, 0));
+        long rollouts = Math.max(1, (minutes + 2) / 3);
+        for (int i = 0; i < rollouts; i++) {
+            double slice = 1.0 / rollouts;
+            plan.add(new Planned(at(ms, slice * (i + 0.05 + 0.10 * random.nextDouble())), Kind.API_ROLLOUT, APIS));
+            plan.add(
+                    new Planned(at(ms, slice * (i + 0.35 + 0.15 * random.nextDouble())), Kind.WORKER_ROLLOUT, WORKERS));
+        }
         plan.sort(Comparator.comparing(Planned::at));
         return plan;
     }
@@ -84,31 +137,191 @@ final class Faults {
      * Injects the plan in order from {@code start}; a fault that overruns delays the next. A killed process is
      * restarted without waiting for it to be ready: it comes up while the load and the faults go on. On a slow
      * machine the plan can fall behind: what is still due when the load window has ended is skipped (and
-     * reported), except the two restarts, which every run must have.
+     * reported), except the two restarts and the queue's deletion, which every run must have. The api's and the
+     * workers' rollouts run on a thread each (two Deployments roll independently), never skipped; this returns
+     * when they have ended too.
      */
     void run(Instant start, Duration window) throws InterruptedException {
+        List<Thread> rollouts = new ArrayList<>();
+        for (Kind kind : List.of(Kind.API_ROLLOUT, Kind.WORKER_ROLLOUT)) {
+            Thread thread = new Thread(
+                    () -> {
+                        try {
+                            runRollouts(start, kind);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    },
+                    "rollouts-" + kind);
+            thread.start();
+            rollouts.add(thread);
+        }
         Instant windowEnd = start.plus(window);
         for (Planned fault : plan) {
-            long wait = Duration.between(Instant.now(), start.plus(fault.at())).toMillis();
-            if (wait > 0) {
-                Thread.sleep(wait);
-            }
-            double startedAt = Duration.between(start, Instant.now()).toMillis() / 1000.0;
-            boolean restart = fault.kind() == Kind.RABBITMQ_RESTART || fault.kind() == Kind.POSTGRES_RESTART;
-            if (!restart && Instant.now().isAfter(windowEnd)) {
-                record(String.format("%6.1fs skipped, the load window has ended: %s", startedAt, fault.kind().label));
-                skipped++;
+            if (fault.kind().rollout()) {
                 continue;
             }
-            String detail = inject(fault);
+            awaitDue(start, fault);
+            double startedAt = seconds(start);
+            if (!fault.kind().mandatory() && Instant.now().isAfter(windowEnd)) {
+                record(String.format("%6.1fs skipped, the load window has ended: %s", startedAt, fault.kind().label));
+                synchronized (this) {
+                    skipped++;
+                }
+                continue;
+            }
+            String detail;
+            boolean done = true;
+            try {
+                detail = inject(fault, start);
+            } catch (RuntimeException e) {
+                // Say so in the timeline, do not count it: a fault that did not happen tested nothing.
+                detail = "FAILED, not counted: " + e.getMessage();
+                done = false;
+            }
             // A process restarted while PostgreSQL or RabbitMQ was down may have exited at start-up:
             // started again, as Kubernetes would.
-            ctl.run("revive");
-            synchronized (this) {
-                injected.merge(fault.kind(), 1, Integer::sum);
+            revive();
+            if (done) {
+                count(fault.kind());
             }
             record(String.format(
                     "%6.1fs %s%s", startedAt, fault.kind().label, detail.isEmpty() ? "" : " (" + detail + ")"));
+        }
+        for (Thread thread : rollouts) {
+            thread.join();
+        }
+    }
+
+    /** The rollouts of one kind, each at its time or when the one before it has ended. */
+    private void runRollouts(Instant start, Kind kind) throws InterruptedException {
+        for (Planned rollout : plan) {
+            if (rollout.kind() != kind) {
+                continue;
+            }
+            awaitDue(start, rollout);
+            String prefix = rollout.kind() == Kind.API_ROLLOUT ? "api-" : "worker-";
+            record(String.format("%6.1fs %s: begins", seconds(start), rollout.kind().label));
+            for (int i = 1; i <= rollout.process(); i++) {
+                rollOne(prefix + i, start);
+            }
+            count(rollout.kind());
+            record(String.format("%6.1fs %s: done", seconds(start), rollout.kind().label));
+        }
+    }
+
+    /**
+     * One pod of a rollout: SIGTERM, wait for its exit (SIGKILL after the grace, counted), start it again and
+     * wait until it is ready before the next.
+     */
+    private void rollOne(String name, Instant start) {
+        double at = seconds(start);
+        long began = System.nanoTime();
+        synchronized (supervisor) {
+            rolling.add(name);
+        }
+        String stopped;
+        try {
+            stopped = ctl.run("term", name, String.valueOf(GRACE_SECONDS)).strip();
+        } catch (RuntimeException e) {
+            stopped = "term failed: " + e.getMessage();
+        }
+        try {
+            synchronized (supervisor) {
+                try {
+                    ctl.run("spawn", name);
+                } finally {
+                    rolling.remove(name);
+                }
+            }
+            ctl.run("start", name); // already started: waits until it is ready (or starts it again)
+        } catch (RuntimeException e) {
+            record(String.format("%6.1fs   %s: %s; did not come back: %s", at, name, stopped, e.getMessage()));
+            return;
+        }
+        boolean killed = stopped.startsWith("killed");
+        synchronized (this) {
+            rolledProcesses++;
+            if (killed) {
+                forcedKills++;
+            }
+        }
+        String how = stopped.startsWith("exited")
+                ? "SIGTERM, exited after " + stopped.substring(7) + " s"
+                : killed
+                        ? "SIGTERM, still running after " + GRACE_SECONDS + " s: SIGKILL"
+                        : stopped; // not-running: a fault had just killed it
+        record(String.format(
+                "%6.1fs   %s: %s; ready again %.1f s after the SIGTERM",
+                at, name, how, (System.nanoTime() - began) / 1e9));
+    }
+
+    private static void awaitDue(Instant start, Planned fault) throws InterruptedException {
+        long wait = Duration.between(Instant.now(), start.plus(fault.at())).toMillis();
+        if (wait > 0) {
+            Thread.sleep(wait);
+        }
+    }
+
+    private static double seconds(Instant start) {
+        return Duration.between(start, Instant.now()).toMillis() / 1000.0;
+    }
+
+    private void revive() {
+        synchronized (supervisor) {
+            List<String> action = new ArrayList<>(List.of("revive"));
+            action.addAll(rolling);
+            ctl.run(action.toArray(String[]::new));
+        }
+    }
+
+    private synchronized void count(Kind kind) {
+        injected.merge(kind, 1, Integer::sum);
+    }
+
+    /**
+     * Watches for the work queue to be declared again after its deletion (by the services: the soak never
+     * declares it) and records when; runs until it appears or {@link #stopWatching()}.
+     */
+    private void watchQueue(Instant start) {
+        queueWatcher = new Thread(
+                () -> {
+                    while (!stopWatching) {
+                        try {
+                            if (ctl.queueDepths().containsKey(Checker.WORK_QUEUE)) {
+                                Duration after;
+                                synchronized (this) {
+                                    after = Duration.between(queueDeletedAt, Instant.now());
+                                    queueRedeclaredAfter = after;
+                                }
+                                record(String.format(
+                                        "%6.1fs %s declared again, %.1f s after its deletion",
+                                        seconds(start), Checker.WORK_QUEUE, after.toMillis() / 1000.0));
+                                return;
+                            }
+                        } catch (RuntimeException brokerDown) {
+                            // The broker may be restarting: look again.
+                        }
+                        try {
+                            // rabbitmqctl starts an Erlang VM per call: every 3 s is enough on two cores.
+                            Thread.sleep(3_000);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                },
+                "queue-watcher");
+        queueWatcher.setDaemon(true);
+        queueWatcher.start();
+    }
+
+    /** Ends the queue watcher (after the drain); records that the queue never came back, if so. */
+    void stopWatching() {
+        stopWatching = true;
+        synchronized (this) {
+            if (queueDeletedAt != null && queueRedeclaredAfter == null) {
+                record("        " + Checker.WORK_QUEUE + " NOT declared again by the end of the drain");
+            }
         }
     }
 
@@ -121,7 +334,7 @@ final class Faults {
         return skipped;
     }
 
-    private String inject(Planned fault) throws InterruptedException {
+    private String inject(Planned fault, Instant start) throws InterruptedException {
         switch (fault.kind()) {
             case WORKER_SIGKILL -> {
                 String worker = "worker-" + fault.process();
@@ -144,6 +357,22 @@ final class Faults {
                 return ctl.run("pg-terminate").strip() + " connections";
             }
             case POSTGRES_RESTART -> ctl.run("pg-restart");
+            case WORK_QUEUE_DELETED -> {
+                ctl.run("mq-delete-queue", Checker.WORK_QUEUE);
+                synchronized (this) {
+                    queueDeletedAt = Instant.now();
+                }
+                watchQueue(start);
+            }
+            case POISON_MESSAGES -> {
+                try {
+                    List<String> published = Poison.publish(amqp, Checker.WORK_QUEUE, seed, POISON_COUNT);
+                    published.forEach(ledger::poisoned);
+                    return published.size() + " confirmed and routed of " + POISON_COUNT;
+                } catch (Exception e) {
+                    return "not published: " + e;
+                }
+            }
             default -> throw new IllegalStateException("unknown fault " + fault.kind());
         }
         return "";
@@ -167,5 +396,19 @@ final class Faults {
 
     synchronized List<String> log() {
         return List.copyOf(log);
+    }
+
+    /** Processes a rollout stopped and brought back, and how many of them needed a SIGKILL after the grace. */
+    synchronized int rolledProcesses() {
+        return rolledProcesses;
+    }
+
+    synchronized int forcedKills() {
+        return forcedKills;
+    }
+
+    /** How long after its deletion the work queue was back; null when it never came back (or was not deleted). */
+    synchronized Duration queueRedeclaredAfter() {
+        return queueRedeclaredAfter;
     }
 }

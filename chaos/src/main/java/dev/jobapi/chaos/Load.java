@@ -16,25 +16,43 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The client load: one session per job, as a user and a flaky network would drive it. Submits (sometimes
  * twice at once), reloads (replays the key after dropping the answer), retries the same key on the other
  * api process when an answer is lost or a 5xx, asks for fallbacks, lets a reviewer supersede, cancels.
  * Every choice comes from the seed; every 2xx lands in the {@link ClientLedger}.
+ *
+ * <p>The load is open: sessions start on schedule ({@code jobs} spread over the window) whatever the system's
+ * pace, on a pool sized for the rate, and following a job runs on a second pool, so slow jobs delay the
+ * following, never the submitting. One owner, {@code erin}, sends large inputs close to the bound (and now and
+ * then over it, which must be refused with 400/413) and lists her jobs.
  */
 final class Load {
 
     static final List<String> OWNERS = List.of("alice", "bob", "carol", "dave");
+    /** The fifth owner: every one of her jobs carries a large input. */
+    static final String LARGE_INPUT_OWNER = "erin";
+
     static final String REVIEWER = "rita";
     private static final Duration RETRY_BUDGET = Duration.ofSeconds(90);
     private static final Duration SESSION_LENGTH = Duration.ofSeconds(45);
-    private static final int SESSION_THREADS = 12;
+    /** The api's bound on a request body (jobapi.intake.max-body-bytes): erin's inputs go close to it. */
+    static final int BODY_BOUND = 1_048_576;
+    /** Share of the sessions that are erin's (per cent), and of hers that go over the bound. */
+    private static final int LARGE_INPUT_PERCENT = 2;
+
+    private static final int OVERSIZED_PERCENT = 20;
+    /** A session that starts this late behind its schedule counts as late (the client could not keep up). */
+    private static final Duration LATE = Duration.ofSeconds(1);
 
     private final Api api;
     private final ClientLedger ledger;
@@ -43,10 +61,17 @@ final class Load {
     private final long readTimeoutMs;
     private final Map<String, String> tokens;
     private final HttpClient http = HttpClient.newHttpClient();
-    private final ExecutorService sessions = Executors.newFixedThreadPool(SESSION_THREADS);
+    private ExecutorService sessions;
+    private ExecutorService follows;
     // The second request of a double submit runs here, so it really overlaps the first.
     private final ExecutorService doubles = Executors.newCachedThreadPool();
     private final Map<ProviderFault, AtomicLong> scripted = new EnumMap<>(ProviderFault.class);
+    private final Set<String> refusedKeys = ConcurrentHashMap.newKeySet();
+    private final AtomicLong lateStarts = new AtomicLong();
+    private final AtomicLong maxLatenessMs = new AtomicLong();
+    private final AtomicLong lastSubmitNanos = new AtomicLong();
+    private final AtomicLong lastAcknowledgedNanos = new AtomicLong();
+    private final AtomicReference<Long> startNanos = new AtomicReference<>();
 
     Load(Api api, ClientLedger ledger, DevTokens tokens, long seed, URI fake, long readTimeoutMs) {
         this.api = api;
@@ -58,6 +83,7 @@ final class Load {
         for (String owner : OWNERS) {
             this.tokens.put(owner, tokens.mint(owner, List.of("user")));
         }
+        this.tokens.put(LARGE_INPUT_OWNER, tokens.mint(LARGE_INPUT_OWNER, List.of("user")));
         this.tokens.put(REVIEWER, tokens.mint(REVIEWER, List.of("user", "reviewer")));
         for (ProviderFault fault : ProviderFault.values()) {
             scripted.put(fault, new AtomicLong());
@@ -66,7 +92,14 @@ final class Load {
 
     /** Starts {@code jobs} sessions spread evenly over {@code window}; returns when the last one has started. */
     void run(Duration window, int jobs) throws InterruptedException {
+        double rate = jobs / (double) Math.max(1, window.toSeconds());
+        // Submitting takes well under a second unless an api process is down (then the other answers): four
+        // seconds' worth of sessions at once. Following lasts up to 45 s per job, polling every second or so:
+        // twelve seconds' worth, the rest waits its turn without holding up new submissions.
+        sessions = Executors.newFixedThreadPool((int) Math.max(12, Math.ceil(rate * 4)));
+        follows = Executors.newFixedThreadPool((int) Math.max(12, Math.ceil(rate * 12)));
         long start = System.nanoTime();
+        startNanos.set(start);
         long every = window.toNanos() / Math.max(1, jobs);
         for (int n = 0; n < jobs; n++) {
             long due = start + n * every;
@@ -76,6 +109,11 @@ final class Load {
             }
             int session = n;
             sessions.submit(() -> {
+                long late = System.nanoTime() - due;
+                if (late > LATE.toNanos()) {
+                    lateStarts.incrementAndGet();
+                }
+                maxLatenessMs.accumulateAndGet(TimeUnit.NANOSECONDS.toMillis(late), Math::max);
                 try {
                     session(session);
                 } catch (InterruptedException e) {
@@ -88,11 +126,48 @@ final class Load {
         sessions.shutdown();
     }
 
-    /** Waits for the sessions still following their jobs; true when all ended. */
+    /** Waits for the sessions still submitting or following their jobs; true when all ended. */
     boolean awaitSessions(Duration timeout) throws InterruptedException {
-        boolean ended = sessions.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        doubles.shutdown();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        if (!sessions.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            return false;
+        }
+        // Every submit has ended, so nothing hands the followers new work any more.
+        follows.shutdown();
+        long left = Math.max(0, deadline - System.nanoTime());
+        boolean ended = follows.awaitTermination(left, TimeUnit.NANOSECONDS);
+        if (ended) {
+            doubles.shutdown();
+        }
         return ended;
+    }
+
+    /** The pace the client kept: what it offered and what the api acknowledged, per second. */
+    record Pace(
+            double plannedPerSecond,
+            double offeredPerSecond,
+            double acknowledgedPerSecond,
+            long lateStarts,
+            long maxLatenessMs) {}
+
+    /**
+     * Jobs submitted per second of the submitting span (the window, or longer when the client fell behind) and
+     * jobs acknowledged per second of the span up to the last acknowledgement.
+     */
+    Pace pace(Duration window, int jobs) {
+        Long start = startNanos.get();
+        if (start == null) {
+            return new Pace(0, 0, 0, 0, 0);
+        }
+        double windowSeconds = Math.max(1, window.toSeconds());
+        double submitSpan = Math.max(windowSeconds, (lastSubmitNanos.get() - start) / 1e9);
+        double ackSpan = Math.max(windowSeconds, (lastAcknowledgedNanos.get() - start) / 1e9);
+        return new Pace(
+                jobs / windowSeconds,
+                ledger.get(Count.JOBS_SUBMITTED) / submitSpan,
+                ledger.get(Count.JOBS_ACKNOWLEDGED) / ackSpan,
+                lateStarts.get(),
+                maxLatenessMs.get());
     }
 
     Map<ProviderFault, Long> scriptedFaults() {
@@ -110,47 +185,104 @@ final class Load {
         scripted.get(fault).incrementAndGet();
         script(fault.script(tag, readTimeoutMs, random));
 
+        String prompt = "fix the off-by-one in the counter " + tag;
+        boolean oversized = false;
+        if (random.nextInt(100) < LARGE_INPUT_PERCENT) {
+            owner = LARGE_INPUT_OWNER;
+            oversized = random.nextInt(100) < OVERSIZED_PERCENT;
+            int size =
+                    oversized ? BODY_BOUND + 1_024 + random.nextInt(BODY_BOUND / 4) : 200_000 + random.nextInt(800_000);
+            prompt = largePrompt(prompt, size, random);
+            ledger.count(oversized ? Count.OVERSIZED_INPUTS : Count.LARGE_INPUTS);
+        }
+        String who = owner;
+        String input = prompt;
+        boolean overBound = oversized;
+
         ledger.count(Count.JOBS_SUBMITTED);
+        lastSubmitNanos.accumulateAndGet(System.nanoTime(), Math::max);
         int process = random.nextInt(api.processes());
-        String body = jobBody(tag, false);
+        String body = jobBody(prompt, false);
         String jobId;
         if (random.nextInt(100) < 30) {
             ledger.count(Count.DOUBLE_SUBMITS);
             int other = (process + 1) % api.processes();
             CompletableFuture<String> second = CompletableFuture.supplyAsync(
-                    () -> submitQuietly(other, owner, key, jobBody(tag, true), random.nextLong()), doubles);
-            String first = submit(process, owner, key, body, random);
+                    () -> submitQuietly(other, who, key, jobBody(input, true), overBound, random.nextLong()), doubles);
+            String first = submit(process, owner, key, body, oversized, random);
             jobId = first != null ? first : second.join();
             second.join();
         } else {
-            jobId = submit(process, owner, key, body, random);
+            jobId = submit(process, owner, key, body, oversized, random);
         }
         if (jobId == null) {
             return;
         }
         ledger.count(Count.JOBS_ACKNOWLEDGED);
+        lastAcknowledgedNanos.accumulateAndGet(System.nanoTime(), Math::max);
         if (random.nextInt(100) < 25) {
             // A reload: the answer was dropped; the page sends the same key again (fields in another order).
             ledger.count(Count.RELOADS);
-            String again = submit((process + 1) % api.processes(), owner, key, jobBody(tag, true), random);
+            String again =
+                    submit((process + 1) % api.processes(), owner, key, jobBody(prompt, true), oversized, random);
             if (again != null && !again.equals(jobId)) {
                 ledger.unexpected("reload of " + owner + "/" + key + " answered job " + again + ", first " + jobId);
             }
         }
-        follow(jobId, owner, n, random);
+        if (owner.equals(LARGE_INPUT_OWNER) && random.nextInt(100) < 30) {
+            listJobs(owner, random);
+        }
+        String followed = jobId;
+        long acknowledgedAt = System.currentTimeMillis();
+        follows.submit(() -> {
+            try {
+                follow(followed, who, n, acknowledgedAt, random);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (RuntimeException e) {
+                ledger.unexpected("following job " + followed + " failed: " + e);
+            }
+        });
     }
 
-    /** Follows the job to an end state, acting as its owner, a reviewer and now and then a cancel button. */
-    private void follow(String jobId, String owner, int n, Random random) throws InterruptedException {
+    /** Erin's page: her newest hundred jobs, large inputs and all. */
+    private void listJobs(String owner, Random random) throws InterruptedException {
+        ledger.count(Count.LARGE_LISTS);
+        Api.Answer list =
+                untilAnswered(random.nextInt(api.processes()), "GET", "/jobs?limit=100", owner, null, null, random);
+        if (list != null && !list.ok()) {
+            ledger.unexpected("GET /jobs?limit=100 as " + owner + " -> " + list.status() + " " + list.code());
+        }
+    }
+
+    /** A prompt of about {@code size} bytes: the short request, then lines of repository context. */
+    static String largePrompt(String request, int size, Random random) {
+        StringBuilder prompt = new StringBuilder(size + 128).append(request).append("\n\ncontext:\n");
+        for (int line = 1; prompt.length() < size; line++) {
+            prompt.append("src/counter.c:")
+                    .append(line)
+                    .append(": counter = counter + ")
+                    .append(random.nextInt(10))
+                    .append("; /* keep the loop bound */\n");
+        }
+        return prompt.toString();
+    }
+
+    /**
+     * Follows the job to an end state, acting as its owner, a reviewer and now and then a cancel button, for
+     * up to 45 s from its acknowledgement: a follow that waited for a free thread has that much less time, so
+     * the client's sessions end within 45 s of the last submission however far the followers fell behind.
+     */
+    private void follow(String jobId, String owner, int n, long started, Random random) throws InterruptedException {
         long cancelAtMs = random.nextInt(100) < 6 ? random.nextInt(8_000) : -1;
         boolean willSupersede = random.nextInt(100) < 60;
         boolean tryEarlyFallback = random.nextInt(100) < 12;
         boolean superseded = false;
         int fallbacks = 0;
-        long started = System.currentTimeMillis();
         long end = started + SESSION_LENGTH.toMillis();
         while (System.currentTimeMillis() < end) {
-            Thread.sleep(400 + random.nextInt(400));
+            // About once a second: at 15 new jobs a second the polls are most of the client's requests.
+            Thread.sleep(800 + random.nextInt(800));
             if (cancelAtMs >= 0 && System.currentTimeMillis() - started >= cancelAtMs) {
                 cancel(jobId, owner, random);
                 return;
@@ -250,21 +382,36 @@ final class Load {
         }
     }
 
-    private String submitQuietly(int process, String owner, String key, String body, long randomSeed) {
+    private String submitQuietly(
+            int process, String owner, String key, String body, boolean oversized, long randomSeed) {
         try {
-            return submit(process, owner, key, body, new Random(randomSeed));
+            return submit(process, owner, key, body, oversized, new Random(randomSeed));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return null;
         }
     }
 
-    /** POST /jobs until answered; records a 2xx in the ledger and returns its job id, else null. */
-    private String submit(int process, String owner, String key, String body, Random random)
+    /**
+     * POST /jobs until answered; records a 2xx in the ledger and returns its job id, else null. An oversized
+     * body must be refused with 400 or 413 (counted, not a violation); accepting it is outside the contract.
+     */
+    private String submit(int process, String owner, String key, String body, boolean oversized, Random random)
             throws InterruptedException {
         Api.Answer answer = untilAnswered(process, "POST", "/jobs", owner, key, body, random);
         if (answer == null) {
             return null;
+        }
+        if (oversized && (answer.status() == 400 || answer.status() == 413)) {
+            // Once per job, however many times its double submit or reload was refused.
+            if (refusedKeys.add(key)) {
+                ledger.count(Count.OVERSIZED_REFUSED);
+            }
+            return null;
+        }
+        if (oversized && answer.ok()) {
+            ledger.unexpected("POST /jobs " + owner + "/" + key + " with a body of " + body.length()
+                    + " bytes (over the bound) -> " + answer.status());
         }
         if (!answer.ok()) {
             ledger.unexpected("POST /jobs " + owner + "/" + key + " -> " + answer.status() + " " + answer.code());
@@ -303,13 +450,23 @@ final class Load {
         return null;
     }
 
-    private static String jobBody(String tag, boolean reordered) {
-        String prompt = "fix the off-by-one in the counter " + tag;
-        return reordered
-                ? "{\"provider\":\"fake-a\",\"input\":{\"baseRef\":\"main\",\"repository\":\"demo\",\"prompt\":\""
-                        + prompt + "\"}}"
-                : "{\"input\":{\"prompt\":\"" + prompt + "\",\"repository\":\"demo\",\"baseRef\":\"main\"},"
-                        + "\"provider\":\"fake-a\"}";
+    /** The job's body; {@code reordered} sends the same JSON with its fields in another order. */
+    static String jobBody(String prompt, boolean reordered) {
+        ObjectNode body = Api.JSON.createObjectNode();
+        if (reordered) {
+            body.put("provider", "fake-a");
+            body.putObject("input")
+                    .put("baseRef", "main")
+                    .put("repository", "demo")
+                    .put("prompt", prompt);
+        } else {
+            body.putObject("input")
+                    .put("prompt", prompt)
+                    .put("repository", "demo")
+                    .put("baseRef", "main");
+            body.put("provider", "fake-a");
+        }
+        return body.toString();
     }
 
     private void script(ObjectNode script) throws InterruptedException {

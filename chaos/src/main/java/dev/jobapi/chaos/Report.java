@@ -23,7 +23,13 @@ final class Report {
             Map<Faults.Kind, Integer> faults,
             List<String> faultLog,
             int faultsSkipped,
-            int drainFollowUps) {}
+            int drainFollowUps,
+            Duration drainBudget,
+            Load.Pace pace,
+            Duration loadAndDrain,
+            int rolledProcesses,
+            int forcedKills,
+            Duration queueRedeclaredAfter) {}
 
     static String render(Run run, ClientLedger.Saved ledger, Checker.Result result) {
         StringBuilder out = new StringBuilder();
@@ -45,7 +51,9 @@ final class Report {
                             run.drainTook() == null
                                     ? "NOT REACHED: budget spent or no change for 90 s"
                                     : run.drainTook().toSeconds() + " s")
-                    .append(")\n");
+                    .append(" of at most ")
+                    .append(run.drainBudget().toSeconds())
+                    .append(" s)\n");
             out.append("- system: 2 api processes, 3 worker processes, fake provider, own PostgreSQL and RabbitMQ\n");
             out.append("- rerun: `chaos/run --minutes ")
                     .append(run.minutes())
@@ -56,6 +64,29 @@ final class Report {
                     .append("`\n");
         } else {
             out.append("- re-check of a kept stack (`chaos/run check`)\n");
+        }
+
+        if (run != null) {
+            Load.Pace pace = run.pace();
+            Object completed = result.figures().get("completed jobs");
+            double completedRate = completed instanceof Long n
+                    ? n / Math.max(1.0, run.loadAndDrain().toMillis() / 1000.0)
+                    : 0;
+            out.append("\n## Pace\n\n| what | jobs/s |\n| --- | ---: |\n");
+            out.append(String.format("| planned (jobs over the window) | %.1f |%n", pace.plannedPerSecond()));
+            out.append(String.format(
+                    "| **offered** (jobs submitted per second of the submitting span) | **%.1f** |%n",
+                    pace.offeredPerSecond()));
+            out.append(String.format(
+                    "| acknowledged with a 2xx (per second up to the last acknowledgement) | %.1f |%n",
+                    pace.acknowledgedPerSecond()));
+            out.append(String.format(
+                    "| **achieved**: completed per second of load and drain (%d s) | **%.1f** |%n",
+                    run.loadAndDrain().toSeconds(), completedRate));
+            out.append(String.format(
+                    "%nSessions that started more than 1 s behind their schedule (the client fell behind): %d;"
+                            + " the latest started %.1f s late.%n",
+                    pace.lateStarts(), pace.maxLatenessMs() / 1000.0));
         }
 
         out.append("\n## Client load\n\n| what | count |\n| --- | ---: |\n");
@@ -99,7 +130,26 @@ final class Report {
                         .append(run.faultsSkipped())
                         .append(" |\n");
             }
-            out.append("\n```\n");
+            out.append("\nRolling restarts: ")
+                    .append(run.rolledProcesses())
+                    .append(" processes stopped with SIGTERM and started again, ")
+                    .append(run.forcedKills())
+                    .append(" of them still running after the ")
+                    .append(Faults.GRACE_SECONDS)
+                    .append(" s grace and SIGKILLed.");
+            if (run.faults().getOrDefault(Faults.Kind.WORK_QUEUE_DELETED, 0) > 0) {
+                out.append(" Work queue `")
+                        .append(Checker.WORK_QUEUE)
+                        .append("` after its deletion: ")
+                        .append(
+                                run.queueRedeclaredAfter() == null
+                                        ? "**never declared again** by the end of the drain"
+                                        : String.format(
+                                                "declared again by the services %.1f s later",
+                                                run.queueRedeclaredAfter().toMillis() / 1000.0))
+                        .append('.');
+            }
+            out.append("\n\n```\n");
             run.faultLog().forEach(line -> out.append(line).append('\n'));
             out.append("```\n");
         }

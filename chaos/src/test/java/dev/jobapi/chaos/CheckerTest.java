@@ -27,7 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The checker over crafted states: the services' real schema (common's migrations, in a schema of its
  * own in the test database), a real git repository and hand-made client and provider logs. A consistent
- * state passes; each kind of anomaly is counted under its invariant.
+ * state passes (with a poison message in the DLQ and a superseded attempt's late, billed result); each kind
+ * of anomaly is counted under its invariant.
  */
 class CheckerTest {
 
@@ -46,6 +47,7 @@ class CheckerTest {
     private final List<Checker.ProviderRequest> providerLog = new ArrayList<>();
     private final List<Checker.DeadLetter> deadLetters = new ArrayList<>();
     private final Map<String, Long> queueDepths = new HashMap<>();
+    private final List<String> poisonMessages = new ArrayList<>();
 
     // A consistent end state: one completed job with its commit, one in review, one cancelled.
     private final UUID completedJob = UUID.randomUUID();
@@ -79,6 +81,7 @@ class CheckerTest {
         sql("UPDATE job SET state = 'completed', winning_attempt_id = '" + winner + "' WHERE id = '" + completedJob
                 + "'");
         usage(winner, 12, 40);
+        generation(winner, "now() - interval '1 minute'");
         providerLog.add(new Checker.ProviderRequest(winner.toString(), 200, 12, 40));
         String sha = branchCommit(completedJob, "apply-key-1");
         sql("INSERT INTO applied_patch (idem_key, job_id, attempt_id, scope, status, target_ref, created_at,"
@@ -92,8 +95,17 @@ class CheckerTest {
         job(cancelledJob, "alice", "key-3", "cancelled");
         attempt(lostAttempt, cancelledJob, "superseded");
         providerLog.add(new Checker.ProviderRequest(lostAttempt.toString(), 502, null, null));
+        // A late result of a superseded attempt: stored and billed, set aside on purpose.
+        generation(lostAttempt, "now()");
+        usage(lostAttempt, 3, 4);
+        providerLog.add(new Checker.ProviderRequest(lostAttempt.toString(), 200, 3, 4));
 
-        queueDepths.putAll(Map.of("jobs.attempts", 0L, "jobs.attempts.delay", 0L, "jobs.attempts.dlq", 0L));
+        // The soak's poison message sits in the DLQ, as it must.
+        String poison = Poison.body(42, 1);
+        poisonMessages.add(poison);
+        deadLetters.add(new Checker.DeadLetter("p1", null, null, poison, "delivery_limit"));
+
+        queueDepths.putAll(Map.of("jobs.attempts", 0L, "jobs.attempts.delay", 0L, "jobs.attempts.dlq", 1L));
     }
 
     @AfterEach
@@ -154,28 +166,111 @@ class CheckerTest {
     }
 
     @Test
-    void stalledJobsStuckAttemptsAndUndrainedQueuesAreLostIntentions() throws Exception {
+    void stuckAttemptsUnknownJobsAndUndrainedQueuesAreLostIntentions() throws Exception {
         UUID stalled = UUID.randomUUID();
         job(stalled, "dave", "key-5", "running");
         UUID stuck = UUID.randomUUID();
         attempt(stuck, stalled, "starting");
-        sql("UPDATE job SET review_reason = NULL WHERE id = '" + reviewJob + "'");
         ownerByJob.put(UUID.randomUUID().toString(), "erin");
         queueDepths.put("jobs.attempts.delay", 2L);
 
         assertThat(check().violations().get(Invariant.NO_INTENTION_LOST))
-                .hasSize(5)
+                .hasSize(3)
                 .contains(
-                        "job " + stalled + " ended running",
-                        "job " + reviewJob + " ended needs_review without a recorded reason",
                         "attempt " + stuck + " of job " + stalled + " is still starting",
                         "2 messages still in jobs.attempts.delay");
     }
 
     @Test
+    void workQueueDeletedAndNeverDeclaredAgainIsALostIntention() throws Exception {
+        queueDepths.remove("jobs.attempts");
+
+        assertThat(check().violations().get(Invariant.NO_INTENTION_LOST))
+                .containsExactly("queue jobs.attempts does not exist: deleted and never declared again");
+    }
+
+    @Test
+    void acceptedRunningUnexplainedAndAttemptlessJobsAreNotSettled() throws Exception {
+        UUID running = UUID.randomUUID();
+        job(running, "dave", "key-5", "running");
+        attempt(UUID.randomUUID(), running, "succeeded");
+        sql("INSERT INTO applied_patch (idem_key, job_id, attempt_id, scope, status, created_at) SELECT 'k5', '"
+                + running + "', id, 'git', 'pending', now() FROM attempt WHERE job_id = '" + running + "'");
+        UUID accepted = UUID.randomUUID();
+        job(accepted, "carol", "key-6", "accepted");
+        UUID empty = UUID.randomUUID();
+        job(empty, "carol", "key-7", "cancelled");
+        sql("UPDATE job SET review_reason = ' ' WHERE id = '" + reviewJob + "'");
+
+        List<String> found = check().violations().get(Invariant.EVERY_JOB_SETTLED);
+
+        assertThat(found)
+                .containsExactlyInAnyOrder(
+                        "job " + running + " ended running (attempts: succeeded; apply pending)",
+                        "job " + accepted + " ended accepted (attempts: none)",
+                        "job " + reviewJob + " ended needs_review without a recorded reason (attempts: unknown)",
+                        "job " + empty + " (cancelled) has no attempt at all");
+    }
+
+    @Test
+    void deadLetterOfAHealthyAttemptOrAMissingPoisonMessageIsUnaccounted() throws Exception {
+        UUID stuck = UUID.randomUUID();
+        attempt(stuck, reviewJob, "starting");
+        deadLetters.add(new Checker.DeadLetter("1", stuck.toString(), reviewJob.toString(), "{}", "delivery_limit"));
+        deadLetters.add(
+                new Checker.DeadLetter("2", unknownAttempt.toString(), reviewJob.toString(), "{}", "delivery_limit"));
+        String lostPoison = Poison.body(42, 2);
+        poisonMessages.add(lostPoison);
+        queueDepths.put("jobs.attempts.dlq", 4L);
+
+        assertThat(check().violations().get(Invariant.DEAD_LETTERS_ACCOUNTED))
+                .containsExactlyInAnyOrder(
+                        "jobs.attempts.dlq holds 4 messages, GET /admin/dlq listed 3",
+                        "dead letter 1 is not a deliberately poisoned message: attempt " + stuck
+                                + " (starting: nothing will ever work on it) of job " + reviewJob
+                                + ", reason delivery_limit",
+                        "dead letter 2 is not a deliberately poisoned message: attempt " + unknownAttempt
+                                + " (unknown) of job " + reviewJob + ", reason delivery_limit",
+                        "poison message \"" + lostPoison + "\" is not in the DLQ");
+    }
+
+    @Test
+    void paidResultLeftUnknownOrArrivedBeforeTheCancelIsStranded() throws Exception {
+        // The reviewed job's unknown attempt has its answer stored and billed, and nobody elects it.
+        generation(unknownAttempt, "now()");
+        usage(unknownAttempt, 5, 6);
+        providerLog.add(new Checker.ProviderRequest(unknownAttempt.toString(), 200, 5, 6));
+        // A cancelled job: one answer arrived after the cancel (fine), one before it (stranded).
+        UUID closed = UUID.randomUUID();
+        job(closed, "carol", "key-8", "cancelled");
+        sql("INSERT INTO job_event (job_id, at, kind) VALUES ('" + closed + "', now() - interval '1 minute',"
+                + " 'job.cancelled')");
+        UUID late = UUID.randomUUID();
+        attempt(late, closed, "unknown");
+        generation(late, "now()");
+        usage(late, 1, 2);
+        UUID early = UUID.randomUUID();
+        attempt(early, closed, "unknown");
+        generation(early, "now() - interval '2 minutes'");
+        usage(early, 1, 2);
+        providerLog.add(new Checker.ProviderRequest(late.toString(), 200, 1, 2));
+        providerLog.add(new Checker.ProviderRequest(early.toString(), 200, 1, 2));
+
+        assertThat(check().violations().get(Invariant.PAID_RESULTS_USED))
+                .containsExactlyInAnyOrder(
+                        "attempt " + unknownAttempt + " of job " + reviewJob + " (attempt unknown, job needs_review)"
+                                + " has a stored, provider-billed output that is not the winner and was not"
+                                + " superseded",
+                        "attempt " + early + " of job " + closed + " (attempt unknown, job cancelled) has a stored,"
+                                + " provider-billed output that is not the winner and was not superseded; the job"
+                                + " was closed after that output arrived");
+    }
+
+    @Test
     void providerReportedTokensMissingFromTheLedgerAndAppliedUnknownUsageAreCounted() throws Exception {
         providerLog.add(new Checker.ProviderRequest(unknownAttempt.toString(), 200, 7, 9));
-        sql("UPDATE usage_record SET source = 'unknown', prompt_tokens = NULL, completion_tokens = NULL");
+        sql("UPDATE usage_record SET source = 'unknown', prompt_tokens = NULL, completion_tokens = NULL"
+                + " WHERE attempt_id = '" + winner + "'");
 
         assertThat(check().violations().get(Invariant.USAGE_ACCOUNTED))
                 .containsExactlyInAnyOrder(
@@ -185,22 +280,9 @@ class CheckerTest {
                         "attempt " + unknownAttempt + ": the provider reported 7+9 tokens, usage_record has nothing");
     }
 
-    @Test
-    void deadLetterOfAStartingAttemptOrOneNotListedIsUnaccounted() throws Exception {
-        UUID stuck = UUID.randomUUID();
-        attempt(stuck, reviewJob, "starting");
-        deadLetters.add(new Checker.DeadLetter("1", stuck.toString()));
-        deadLetters.add(new Checker.DeadLetter("2", unknownAttempt.toString()));
-        queueDepths.put("jobs.attempts.dlq", 3L);
-
-        assertThat(check().violations().get(Invariant.DEAD_LETTERS_ACCOUNTED))
-                .containsExactlyInAnyOrder(
-                        "jobs.attempts.dlq holds 3 messages, GET /admin/dlq listed 2",
-                        "dead letter 1: attempt " + stuck + " is still starting, nothing will ever work on it");
-    }
-
     private Checker.Result check() throws Exception {
-        ClientLedger.Saved ledger = new ClientLedger.Saved(jobIdsByOwnerKey, ownerByJob, Map.of(), Map.of(), List.of());
+        ClientLedger.Saved ledger =
+                new ClientLedger.Saved(jobIdsByOwnerKey, ownerByJob, Map.of(), Map.of(), List.of(), poisonMessages);
         return Checker.check(db, new Checker.Inputs(ledger, providerLog, repository, deadLetters, queueDepths));
     }
 
@@ -222,6 +304,12 @@ class CheckerTest {
         sql("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source,"
                 + " recorded_at) VALUES ('" + attempt + "', 'alice', 'fake-a', " + prompt + ", " + completion
                 + ", 'provider_reported', now())");
+    }
+
+    /** The attempt's stored output, written at {@code at} (an SQL timestamp expression). */
+    private void generation(UUID attempt, String at) throws SQLException {
+        sql("INSERT INTO generation (attempt_id, patch, output_digest, created_at) VALUES ('" + attempt
+                + "', 'diff'::bytea, 'sha256:out', " + at + ")");
     }
 
     /** A branch jobapi/JOB off main with one commit carrying the apply key; returns its sha. */
