@@ -901,7 +901,7 @@ function scalingChecks(renders, { templateSecrets, queue }) {
   if (!worker || !api) return;
   const wenv = envOf(podSpec(worker).containers[0], prod);
   const props = readProperties(path.join(ROOT, "worker-service/src/main/resources/application.properties"));
-  const prefetch = String(wenv.MP_MESSAGING_INCOMING_ATTEMPTS_MAX_OUTSTANDING_MESSAGES ?? props["mp.messaging.incoming.attempts.max-outstanding-messages"]);
+  const prefetch = String(wenv.JOBAPI_WORKER_PREFETCH ?? props["jobapi.worker.prefetch"] ?? "8");
   const vhost = wenv.JOBAPI_RABBITMQ_VHOST;
   const namespace = worker.metadata.namespace;
   const maxWorkers = [];

@@ -32,6 +32,7 @@ final class ClientLedger {
         LARGE_INPUTS("large inputs sent by erin (prompts of 200-1,000 KB, under the 1 MiB bound)"),
         OVERSIZED_INPUTS("oversized inputs sent by erin (over the 1 MiB bound)"),
         OVERSIZED_REFUSED("oversized inputs refused with 400/413 (expected, not a violation; once per job)"),
+        MISSING_BASE_REFS("jobs whose baseRef does not exist in the target (apply refused: review, with the reason)"),
         LARGE_LISTS("erin listing her jobs with their large inputs (GET /jobs?limit=100)"),
         GAVE_UP("requests never answered within the retry budget");
 

@@ -44,8 +44,11 @@ final class FakeLog {
     Set<String> storedCompletionAttempts() {
         Set<String> attempts = new HashSet<>();
         for (JsonNode request : fetch()) {
-            boolean aborted = request.path("step").path("abortAfterFirstToken").asBoolean(false);
-            if (request.path("status").asInt() == 200 && !aborted && request.hasNonNull("attemptId")) {
+            JsonNode step = request.path("step");
+            // A broken or cut-off answer is no completion: a lookup never finds it.
+            boolean incomplete = step.path("abortAfterFirstToken").asBoolean(false)
+                    || step.path("truncated").asBoolean(false);
+            if (request.path("status").asInt() == 200 && !incomplete && request.hasNonNull("attemptId")) {
                 attempts.add(request.get("attemptId").asText());
             }
         }

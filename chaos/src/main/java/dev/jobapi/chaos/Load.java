@@ -51,6 +51,8 @@ final class Load {
     private static final int LARGE_INPUT_PERCENT = 2;
 
     private static final int OVERSIZED_PERCENT = 20;
+    /** Share of the jobs (per cent) whose baseRef names no branch of the target repository. */
+    private static final int MISSING_BASE_REF_PERCENT = 2;
     /** A session that starts this late behind its schedule counts as late (the client could not keep up). */
     private static final Duration LATE = Duration.ofSeconds(1);
 
@@ -195,6 +197,12 @@ final class Load {
             prompt = largePrompt(prompt, size, random);
             ledger.count(oversized ? Count.OVERSIZED_INPUTS : Count.LARGE_INPUTS);
         }
+        String baseRef = "main";
+        if (random.nextInt(100) < MISSING_BASE_REF_PERCENT) {
+            baseRef = "chaos-missing-" + n;
+            ledger.count(Count.MISSING_BASE_REFS);
+        }
+        String ref = baseRef;
         String who = owner;
         String input = prompt;
         boolean overBound = oversized;
@@ -202,13 +210,14 @@ final class Load {
         ledger.count(Count.JOBS_SUBMITTED);
         lastSubmitNanos.accumulateAndGet(System.nanoTime(), Math::max);
         int process = random.nextInt(api.processes());
-        String body = jobBody(prompt, false);
+        String body = jobBody(prompt, baseRef, false);
         String jobId;
         if (random.nextInt(100) < 30) {
             ledger.count(Count.DOUBLE_SUBMITS);
             int other = (process + 1) % api.processes();
             CompletableFuture<String> second = CompletableFuture.supplyAsync(
-                    () -> submitQuietly(other, who, key, jobBody(input, true), overBound, random.nextLong()), doubles);
+                    () -> submitQuietly(other, who, key, jobBody(input, ref, true), overBound, random.nextLong()),
+                    doubles);
             String first = submit(process, owner, key, body, oversized, random);
             jobId = first != null ? first : second.join();
             second.join();
@@ -223,8 +232,8 @@ final class Load {
         if (random.nextInt(100) < 25) {
             // A reload: the answer was dropped; the page sends the same key again (fields in another order).
             ledger.count(Count.RELOADS);
-            String again =
-                    submit((process + 1) % api.processes(), owner, key, jobBody(prompt, true), oversized, random);
+            String again = submit(
+                    (process + 1) % api.processes(), owner, key, jobBody(prompt, baseRef, true), oversized, random);
             if (again != null && !again.equals(jobId)) {
                 ledger.unexpected("reload of " + owner + "/" + key + " answered job " + again + ", first " + jobId);
             }
@@ -451,19 +460,19 @@ final class Load {
     }
 
     /** The job's body; {@code reordered} sends the same JSON with its fields in another order. */
-    static String jobBody(String prompt, boolean reordered) {
+    static String jobBody(String prompt, String baseRef, boolean reordered) {
         ObjectNode body = Api.JSON.createObjectNode();
         if (reordered) {
             body.put("provider", "fake-a");
             body.putObject("input")
-                    .put("baseRef", "main")
+                    .put("baseRef", baseRef)
                     .put("repository", "demo")
                     .put("prompt", prompt);
         } else {
             body.putObject("input")
                     .put("prompt", prompt)
                     .put("repository", "demo")
-                    .put("baseRef", "main");
+                    .put("baseRef", baseRef);
             body.put("provider", "fake-a");
         }
         return body.toString();

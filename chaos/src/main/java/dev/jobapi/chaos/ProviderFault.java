@@ -10,7 +10,7 @@ import java.util.Random;
  * fallback or supersession after the fault gets a result.
  */
 enum ProviderFault {
-    HEALTHY(33),
+    HEALTHY(30),
     /** 5xx before the first token, fewer than three times: the worker's resends get through. */
     TRANSIENT_5XX(14),
     /** 429 twice: resent with backoff, same attempt. */
@@ -31,7 +31,18 @@ enum ProviderFault {
      */
     STALLED_BODY(3),
     /** An answer cut off at the output limit: failed with the usage the provider reported, never applied. */
-    TRUNCATED_OUTPUT(4);
+    TRUNCATED_OUTPUT(4),
+    /**
+     * A complete, paid answer whose patch the target refuses (its context is not in the file): the
+     * winner fails with the target's reason and the job waits in review; the client's fallback then
+     * completes it.
+     */
+    UNAPPLIABLE_PATCH(3);
+
+    /** A well-formed diff whose context line is nowhere in the demo repository's file. */
+    static final String UNAPPLIABLE_DIFF = "diff --git a/src/counter.py b/src/counter.py\n"
+            + "--- a/src/counter.py\n+++ b/src/counter.py\n@@ -1,1 +1,1 @@\n"
+            + "-this line is not in the file\n+neither is this one\n";
 
     /** Longer than the soak's worker lease (six read timeouts), so the stall outlasts any deadline. */
     private static final int STALL_IN_READ_TIMEOUTS = 8;
@@ -88,6 +99,7 @@ enum ProviderFault {
                     .put("status", 500)
                     .put("stallMs", STALL_IN_READ_TIMEOUTS * readTimeoutMs);
             case TRUNCATED_OUTPUT -> steps.addObject().put("truncated", true);
+            case UNAPPLIABLE_PATCH -> steps.addObject().put("patch", UNAPPLIABLE_DIFF);
             default -> throw new IllegalStateException("no script for " + this);
         }
         steps.addObject().put("status", 200);

@@ -98,45 +98,56 @@ public class ProviderAcceptances {
      * Claims the oldest run nobody works on (requested, or running under a lease that ran out), for
      * {@code lease}, to run {@code tasksTotal} tasks. Several workers may ask at once; each run goes
      * to one of them, and a run taken over from a dead worker starts again from its first task.
+     * Leases run on the database's clock, so workers whose clocks differ agree on when one ends.
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public Optional<AcceptanceRun> claim(String worker, Instant now, Duration lease, int tasksTotal) {
         @SuppressWarnings("unchecked")
         List<UUID> claimed = em.createNativeQuery("UPDATE provider_acceptance SET state = 'running',"
-                        + " lease_owner = ?1, lease_expires_at = ?2, started_at = ?3, tasks_total = ?4,"
-                        + " tasks_done = 0, tasks_passed = 0,"
+                        + " lease_owner = ?1, lease_expires_at = statement_timestamp() + ?2 * interval '1 millisecond',"
+                        + " started_at = ?3, tasks_total = ?4, tasks_done = 0, tasks_passed = 0,"
                         + " results = '[]' WHERE id = (SELECT id FROM provider_acceptance"
-                        + " WHERE state = 'requested' OR state = 'running' AND lease_expires_at < ?3"
+                        + " WHERE state = 'requested' OR state = 'running' AND lease_expires_at < statement_timestamp()"
                         + " ORDER BY requested_at LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id")
                 .setParameter(1, worker)
-                .setParameter(2, now.plus(lease))
+                .setParameter(2, lease.toMillis())
                 .setParameter(3, now)
                 .setParameter(4, tasksTotal)
                 .getResultList();
         return claimed.stream().findFirst().flatMap(this::find);
     }
 
-    /** Records one finished task of a run the worker holds, and extends its lease. */
+    /**
+     * Records one finished task of a run this worker holds, and extends its lease.
+     *
+     * @return false when the run is no longer this worker's (its lease ran out and another worker
+     *     took it over): the result is not recorded and the run must stop
+     */
     @Transactional(Transactional.TxType.MANDATORY)
-    public void recordTask(UUID runId, boolean passed, String resultJson, Instant now, Duration lease) {
-        em.createNativeQuery("UPDATE provider_acceptance SET tasks_done = tasks_done + 1,"
-                        + " tasks_passed = tasks_passed + ?2, results = results || CAST(?3 AS jsonb),"
-                        + " lease_expires_at = ?4 WHERE id = ?1 AND state = 'running'")
-                .setParameter(1, runId)
-                .setParameter(2, passed ? 1 : 0)
-                .setParameter(3, "[" + resultJson + "]")
-                .setParameter(4, now.plus(lease))
-                .executeUpdate();
+    public boolean recordTask(UUID runId, String worker, boolean passed, String resultJson, Duration lease) {
+        return em.createNativeQuery("UPDATE provider_acceptance SET tasks_done = tasks_done + 1,"
+                                + " tasks_passed = tasks_passed + ?2, results = results || CAST(?3 AS jsonb),"
+                                + " lease_expires_at = statement_timestamp() + ?4 * interval '1 millisecond'"
+                                + " WHERE id = ?1 AND state = 'running' AND lease_owner = ?5")
+                        .setParameter(1, runId)
+                        .setParameter(2, passed ? 1 : 0)
+                        .setParameter(3, "[" + resultJson + "]")
+                        .setParameter(4, lease.toMillis())
+                        .setParameter(5, worker)
+                        .executeUpdate()
+                == 1;
     }
 
-    /** Ends a run: passed only when every task passed. */
+    /** Ends a run this worker holds: passed only when every task passed. */
     @Transactional(Transactional.TxType.MANDATORY)
-    public void finish(UUID runId, Instant now) {
+    public void finish(UUID runId, String worker, Instant now) {
         em.createNativeQuery("UPDATE provider_acceptance SET state = CASE WHEN tasks_total > 0"
                         + " AND tasks_passed = tasks_total THEN 'passed' ELSE 'failed' END, finished_at = ?2,"
-                        + " lease_owner = NULL, lease_expires_at = NULL WHERE id = ?1 AND state = 'running'")
+                        + " lease_owner = NULL, lease_expires_at = NULL"
+                        + " WHERE id = ?1 AND state = 'running' AND lease_owner = ?3")
                 .setParameter(1, runId)
                 .setParameter(2, now)
+                .setParameter(3, worker)
                 .executeUpdate();
     }
 

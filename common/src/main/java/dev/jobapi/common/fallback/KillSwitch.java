@@ -21,11 +21,16 @@ public class KillSwitch {
         this.em = em;
     }
 
+    /**
+     * The position, read {@code FOR SHARE} in the caller's transaction: an operator's flip (an update
+     * of the same row) waits until every decision that read the old position has committed, and every
+     * decision after the flip reads the new one. No attempt slips past a switch just turned off.
+     */
     @Transactional
     public State state() {
-        Object[] row = (Object[])
-                em.createNativeQuery("SELECT enabled, reason, set_by, set_at FROM fallback_switch WHERE singleton")
-                        .getSingleResult();
+        Object[] row = (Object[]) em.createNativeQuery(
+                        "SELECT enabled, reason, set_by, set_at FROM fallback_switch WHERE singleton FOR SHARE")
+                .getSingleResult();
         return new State((Boolean) row[0], (String) row[1], (String) row[2], (Instant) row[3]);
     }
 }

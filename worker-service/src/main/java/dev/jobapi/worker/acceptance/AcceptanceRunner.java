@@ -87,11 +87,15 @@ public class AcceptanceRunner {
         for (Task task : fixtures.get().tasks()) {
             ObjectNode result = attempt(run, task);
             String json = json(result);
-            QuarkusTransaction.requiringNew()
-                    .run(() -> acceptances.recordTask(
-                            run.id(), result.get("passed").asBoolean(), json, clock.instant(), config.lease()));
+            boolean stillOurs = QuarkusTransaction.requiringNew()
+                    .call(() -> acceptances.recordTask(
+                            run.id(), workerId, result.get("passed").asBoolean(), json, config.lease()));
+            if (!stillOurs) {
+                LOG.warnf("Acceptance run %s was taken over by another worker; this one stops", run.id());
+                return true;
+            }
         }
-        QuarkusTransaction.requiringNew().run(() -> acceptances.finish(run.id(), clock.instant()));
+        QuarkusTransaction.requiringNew().run(() -> acceptances.finish(run.id(), workerId, clock.instant()));
         return true;
     }
 
