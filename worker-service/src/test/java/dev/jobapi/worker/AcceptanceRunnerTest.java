@@ -133,4 +133,28 @@ class AcceptanceRunnerTest extends WorkerTestSupport {
                 .refusal(provider, config.freshness(), Instant.now())
                 .orElse(null));
     }
+
+    @Test
+    void aLateWorkersResultsNeverCountTowardARunAnotherWorkerTookOver() {
+        // The run's lease ran out under a slow worker and "worker-b" took it over.
+        UUID run = UUID.randomUUID();
+        execute("INSERT INTO provider_acceptance (id, provider, state, requested_by, requested_at, started_at,"
+                + " lease_owner, lease_expires_at, tasks_total) VALUES ('" + run + "', 'fake-b', 'running', 'otto',"
+                + " now(), now(), 'worker-b', now() + interval '1 minute', 3)");
+
+        boolean recorded = QuarkusTransaction.requiringNew()
+                .call(() ->
+                        acceptances.recordTask(run, "worker-a", true, "{\"task\":\"late\"}", Duration.ofMinutes(1)));
+        QuarkusTransaction.requiringNew().run(() -> acceptances.finish(run, "worker-a", Instant.now()));
+
+        assertThat(recorded).isFalse();
+        assertThat(count("SELECT tasks_done FROM provider_acceptance WHERE id = '" + run + "'"))
+                .isZero();
+        assertThat(text("SELECT state FROM provider_acceptance WHERE id = '" + run + "'"))
+                .isEqualTo("running");
+        assertThat(QuarkusTransaction.requiringNew()
+                        .call(() -> acceptances.recordTask(
+                                run, "worker-b", true, "{\"task\":\"t\"}", Duration.ofMinutes(1))))
+                .isTrue();
+    }
 }
