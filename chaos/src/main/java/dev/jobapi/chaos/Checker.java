@@ -40,7 +40,7 @@ final class Checker {
         DEAD_LETTERS_ACCOUNTED("the DLQ holds exactly the deliberately poisoned messages, each once, all listed"),
         EVERY_JOB_SETTLED("every job ends completed, cancelled or needs_review with a reason, and has an attempt"),
         PAID_RESULTS_USED("every attempt with stored output and provider-reported usage is the winner, superseded,"
-                + " or on a job closed before its result arrived");
+                + " refused by the apply target, or on a job closed before its result arrived");
 
         final String title;
 
@@ -398,7 +398,8 @@ final class Checker {
 
     /**
      * A result the provider delivered and billed is used or deliberately set aside: it is the job's winner, its
-     * attempt was superseded (a reviewer's choice or a lost election), or the job was closed (cancelled, or
+     * attempt was superseded (a reviewer's choice or a lost election), it won and the apply target refused its
+     * patch for good (the attempt failed with that reason, the job went to review), or the job was closed (cancelled, or
      * completed by another attempt) before the result was stored. Anything else is a paid-for answer left
      * stranded, typically an attempt still {@code unknown} on a job in review.
      */
@@ -416,6 +417,7 @@ final class Checker {
                         + " JOIN generation g ON g.attempt_id = a.id"
                         + " JOIN usage_record u ON u.attempt_id = a.id AND u.source = 'provider_reported'"
                         + " WHERE j.winning_attempt_id IS DISTINCT FROM a.id AND a.state <> 'superseded'"
+                        + " AND NOT (a.state = 'failed' AND a.reason LIKE 'apply refused by the target%')"
                         + " ORDER BY a.id",
                 rs -> {
                     boolean closed = rs.getString(4).equals("completed")

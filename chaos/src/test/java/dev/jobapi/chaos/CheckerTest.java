@@ -255,6 +255,14 @@ class CheckerTest {
         usage(early, 1, 2);
         providerLog.add(new Checker.ProviderRequest(late.toString(), 200, 1, 2));
         providerLog.add(new Checker.ProviderRequest(early.toString(), 200, 1, 2));
+        // A winner whose patch the target refused for good: failed with that reason, set aside on purpose.
+        UUID refused = UUID.randomUUID();
+        attempt(refused, reviewJob, "failed");
+        sql("UPDATE attempt SET reason = 'apply refused by the target: base ref ''x'' does not exist'" + " WHERE id = '"
+                + refused + "'");
+        generation(refused, "now()");
+        usage(refused, 3, 4);
+        providerLog.add(new Checker.ProviderRequest(refused.toString(), 200, 3, 4));
 
         assertThat(check().violations().get(Invariant.PAID_RESULTS_USED))
                 .containsExactlyInAnyOrder(

@@ -118,6 +118,25 @@ class NothingStrandedTest extends WorkerTestSupport {
     }
 
     @Test
+    void lostAnswerThatWasCutOffAtTheOutputLimitIsReconciledAsFailedWithItsUsage() {
+        // The answer comes after the read timeout (unknown) and was truncated: paid for, never applied.
+        fake().addScript(Script.of("cut off and lost", new Step(200, 3_000, false, false, null, null, 0, true)));
+        UUID job = aJob("cut off and lost");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+
+        await().atMost(PATIENCE).until(() -> "failed".equals(attemptState(attempt)));
+        assertThat(text("SELECT reason FROM attempt WHERE id = '" + attempt + "'"))
+                .contains("output limit");
+        assertThat(count("SELECT count(*) FROM usage_record WHERE attempt_id = '" + attempt
+                        + "' AND source = 'provider_reported' AND completion_tokens > 0"))
+                .isEqualTo(1);
+        assertThat(jobState(job)).isEqualTo("needs_review");
+        assertThat(count("SELECT count(*) FROM applied_patch WHERE job_id = '" + job + "'"))
+                .isZero();
+    }
+
+    @Test
     void startingAttemptNobodyClaimedIsAnnouncedAgainThroughTheOutbox() {
         // Its message was lost (a queue deleted, a park dead-lettered): no worker will ever see it.
         UUID job = aJob("never claimed");

@@ -104,7 +104,7 @@ class AnthropicProvider extends StreamingHttpProvider {
      * reviewer resolves it; nothing here guesses.
      */
     @Override
-    public Optional<ProviderOutcome.Completed> lookup(UUID attemptId, String remoteId) {
+    public Optional<ProviderOutcome> lookup(UUID attemptId, String remoteId) {
         return Optional.empty();
     }
 

@@ -14,8 +14,10 @@ public interface ModelProvider {
 
     /**
      * What the provider knows of an earlier request of ours whose answer we lost, found by the
-     * provider's id for it or by our attempt id in its metadata. Empty when it has nothing (yet),
-     * or cannot tell: the attempt then stays unknown; nothing guesses.
+     * provider's id for it or by our attempt id in its metadata: {@link ProviderOutcome.Completed},
+     * or {@link ProviderOutcome.Failed} with the reported usage for an answer that was cut off at
+     * the output limit (paid for, never applied). Empty when it has nothing (yet), or cannot tell:
+     * the attempt then stays unknown; nothing guesses.
      */
-    Optional<ProviderOutcome.Completed> lookup(UUID attemptId, String remoteId);
+    Optional<ProviderOutcome> lookup(UUID attemptId, String remoteId);
 }

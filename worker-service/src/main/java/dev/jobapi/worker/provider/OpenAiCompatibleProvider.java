@@ -90,10 +90,10 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
      * list filtered by our attempt id in {@code metadata}. Requests are sent with {@code store: true}.
      * The whole lookup, headers and body, takes at most the read timeout: past it the body is closed
      * and nothing is found, so one hung provider never holds the reconciler. A stored completion cut
-     * off at the output limit is no answer to apply, so it is not found either.
+     * off at the output limit is no answer to apply: it is found as failed, with its usage.
      */
     @Override
-    public Optional<ProviderOutcome.Completed> lookup(UUID attemptId, String remoteId) {
+    public Optional<ProviderOutcome> lookup(UUID attemptId, String remoteId) {
         Instant until = clock.instant().plus(readTimeout);
         String path = remoteId != null
                 ? "/v1/chat/completions/" + URLEncoder.encode(remoteId, StandardCharsets.UTF_8)
@@ -117,16 +117,18 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
                 return Optional.empty();
             }
             JsonNode choice = completion.path("choices").path(0);
+            JsonNode reported = completion.get("usage");
+            ProviderOutcome.Usage usage = reported != null && reported.isObject() ? usage(reported) : null;
             if (choice.path("finish_reason").asText().equals("length")) {
-                LOG.debugf("Lookup of attempt %s at %s: the stored answer was truncated", attemptId, name);
-                return Optional.empty();
+                return Optional.of(new ProviderOutcome.Failed(
+                        completion.get("id").asText(),
+                        "the stored answer was cut off at the output limit (finish_reason length)",
+                        usage,
+                        usage == null));
             }
             String content = choice.path("message").path("content").asText("");
-            JsonNode reported = completion.get("usage");
             return Optional.of(new ProviderOutcome.Completed(
-                    completion.get("id").asText(),
-                    content.getBytes(StandardCharsets.UTF_8),
-                    reported != null && reported.isObject() ? usage(reported) : null));
+                    completion.get("id").asText(), content.getBytes(StandardCharsets.UTF_8), usage));
         } catch (IOException e) {
             LOG.debugf("Lookup of attempt %s at %s failed: %s", attemptId, name, e);
             return Optional.empty();

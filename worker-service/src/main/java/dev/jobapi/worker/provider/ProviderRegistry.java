@@ -62,7 +62,7 @@ public class ProviderRegistry {
         }
 
         @Override
-        public Optional<ProviderOutcome.Completed> lookup(UUID attemptId, String remoteId) {
+        public Optional<ProviderOutcome> lookup(UUID attemptId, String remoteId) {
             return Optional.empty();
         }
     }

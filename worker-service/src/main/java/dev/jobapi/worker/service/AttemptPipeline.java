@@ -276,12 +276,18 @@ public class AttemptPipeline {
         if (candidate == null) {
             return false;
         }
-        var found = fromCallback(attemptId)
+        Optional<ProviderOutcome> found = fromCallback(attemptId)
+                .map(ProviderOutcome.class::cast)
                 .or(() -> providers.forName(candidate.provider()).lookup(attemptId, candidate.remoteId()));
         if (found.isEmpty()) {
             return false;
         }
-        boolean electable = QuarkusTransaction.requiringNew().call(() -> recordReconciled(attemptId, found.get()));
+        if (found.get() instanceof ProviderOutcome.Failed failed) {
+            QuarkusTransaction.requiringNew().run(() -> recordReconciledFailure(attemptId, failed));
+            return true;
+        }
+        ProviderOutcome.Completed completed = (ProviderOutcome.Completed) found.get();
+        boolean electable = QuarkusTransaction.requiringNew().call(() -> recordReconciled(attemptId, completed));
         if (electable && QuarkusTransaction.requiringNew().call(() -> elect(attemptId))) {
             apply(attemptId);
         }
@@ -298,6 +304,37 @@ public class AttemptPipeline {
                         callback.promptTokens() == null
                                 ? null
                                 : new ProviderOutcome.Usage(callback.promptTokens(), callback.completionTokens())));
+    }
+
+    /**
+     * The provider's stored answer was no answer (cut off at the output limit): its usage goes to the
+     * ledger (no silent spend) and a still-unknown attempt fails with the reason; the job then waits
+     * for its owner like after any failure.
+     */
+    private void recordReconciledFailure(UUID attemptId, ProviderOutcome.Failed failed) {
+        Attempt attempt = attempts.findById(attemptId);
+        Job job = jobs.findForUpdate(attempt.jobId()).orElseThrow();
+        em.refresh(attempt);
+        if (attempts.usage(attemptId).isPresent()) {
+            return; // reconciled already
+        }
+        Instant now = clock.instant();
+        work.recordUsage(attemptId, job.ownerId(), attempt.provider(), failed.usage(), now);
+        metrics.tokens(attempt.provider(), failed.usage());
+        events.record(
+                job.id(),
+                attemptId,
+                "attempt.reconciled",
+                "provider has " + failed.remoteId() + ": " + failed.reason());
+        events.record(job.id(), attemptId, "usage.recorded", describe(failed.usage()));
+        if (attempt.state() == AttemptState.UNKNOWN && !attempt.quarantined()) {
+            attempt.fail(failed.reason(), now);
+            metrics.attemptOutcome(attempt.provider(), "failed");
+            events.record(job.id(), attemptId, "attempt.failed", failed.reason());
+            if (!job.state().isTerminal()) {
+                job.requireReview("attempt " + attemptId + " failed: " + failed.reason(), now);
+            }
+        }
     }
 
     private boolean recordReconciled(UUID attemptId, ProviderOutcome.Completed completed) {

@@ -384,11 +384,11 @@ class ProviderContractTest {
                     .until(() -> fake.requests().get(0).remoteId() != null);
             String remoteId = fake.requests().get(0).remoteId();
 
-            Optional<ProviderOutcome.Completed> byId = adapter.lookup(attemptId, remoteId);
-            Optional<ProviderOutcome.Completed> byAttempt = adapter.lookup(attemptId, null);
+            Optional<ProviderOutcome> byId = adapter.lookup(attemptId, remoteId);
+            Optional<ProviderOutcome> byAttempt = adapter.lookup(attemptId, null);
 
-            assertThat(byId)
-                    .hasValueSatisfying(found -> assertThat(found.patch()).isEqualTo(PATCH));
+            assertThat(byId).hasValueSatisfying(found -> assertThat(((ProviderOutcome.Completed) found).patch())
+                    .isEqualTo(PATCH));
             assertThat(byAttempt)
                     .hasValueSatisfying(found -> assertThat(found.remoteId()).isEqualTo(remoteId));
         }
@@ -402,10 +402,10 @@ class ProviderContractTest {
             String remoteId = fake.requests().get(0).remoteId();
 
             long started = System.nanoTime();
-            Optional<ProviderOutcome.Completed> byId = adapter.lookup(attemptId, remoteId);
+            Optional<ProviderOutcome> byId = adapter.lookup(attemptId, remoteId);
             Duration byIdTook = Duration.ofNanos(System.nanoTime() - started);
             started = System.nanoTime();
-            Optional<ProviderOutcome.Completed> byAttempt = adapter.lookup(attemptId, null);
+            Optional<ProviderOutcome> byAttempt = adapter.lookup(attemptId, null);
             Duration byAttemptTook = Duration.ofNanos(System.nanoTime() - started);
 
             assertThat(byId).isEmpty();
@@ -415,13 +415,16 @@ class ProviderContractTest {
         }
 
         @Test
-        void lookupDoesNotFindAStoredAnswerThatWasTruncated() {
+        void lookupFindsAStoredAnswerThatWasTruncatedAsFailedWithItsUsage() {
             fake.addScript(Script.of("cut off", Step.truncatedAtTheOutputLimit()));
             assertThat(generate("cut off")).isInstanceOf(ProviderOutcome.Failed.class);
 
-            assertThat(adapter(fake.baseUrl(), "contract-model")
-                            .lookup(attemptId, fake.requests().get(0).remoteId()))
-                    .isEmpty();
+            var found = adapter(fake.baseUrl(), "contract-model")
+                    .lookup(attemptId, fake.requests().get(0).remoteId());
+            assertThat(found).get().isInstanceOf(ProviderOutcome.Failed.class);
+            ProviderOutcome.Failed failed = (ProviderOutcome.Failed) found.orElseThrow();
+            assertThat(failed.reason()).contains("output limit");
+            assertThat(failed.usage()).isNotNull(); // paid for: the tokens reach the ledger
         }
     }
 
