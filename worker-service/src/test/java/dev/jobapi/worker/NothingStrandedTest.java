@@ -3,6 +3,7 @@ package dev.jobapi.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.fakeprovider.DemoRepository;
 import dev.jobapi.fakeprovider.Script;
 import dev.jobapi.fakeprovider.Step;
@@ -195,6 +196,18 @@ class NothingStrandedTest extends WorkerTestSupport {
         } finally {
             execute("DROP TRIGGER IF EXISTS poison_job_event ON job_event");
         }
+    }
+
+    @Test
+    void workQueueDeletedUnderTheConsumerIsDeclaredAgainAndConsumedFrom() {
+        broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
+        // The broker cancels the consumer; the subscription loop declares the topology and subscribes again.
+        await().atMost(PATIENCE)
+                .until(() -> consumer.subscribed()
+                        && broker.withChannel(channel -> channel.queueDeclarePassive(AttemptTopology.QUEUE)) != null);
+        UUID job = aJob("after the queue came back");
+        publish(aStartingAttempt(job, "fake-a"), job);
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
     }
 
     @Test
