@@ -1,6 +1,8 @@
 package dev.jobapi.worker.service;
 
 import dev.jobapi.common.health.BackgroundLoops;
+import dev.jobapi.common.message.AttemptTopology;
+import dev.jobapi.common.message.BrokerConnection;
 import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.repository.AttemptWork;
 import io.quarkus.narayana.jta.QuarkusTransaction;
@@ -45,6 +47,7 @@ public class Reconciler {
     private final WorkerConfig.Reconciler config;
     private final Clock clock;
     private final BackgroundLoops loops;
+    private final BrokerConnection broker;
 
     Reconciler(
             AttemptPipeline pipeline,
@@ -52,13 +55,15 @@ public class Reconciler {
             EntityManager em,
             WorkerConfig config,
             Clock clock,
-            BackgroundLoops loops) {
+            BackgroundLoops loops,
+            BrokerConnection broker) {
         this.pipeline = pipeline;
         this.work = work;
         this.em = em;
         this.config = config.reconciler();
         this.clock = clock;
         this.loops = loops;
+        this.broker = broker;
     }
 
     void start(@Observes StartupEvent event) {
@@ -92,13 +97,26 @@ public class Reconciler {
                 + " ORDER BY a.updated_at LIMIT " + config.batchSize());
     }
 
+    /**
+     * Starting attempts nobody claimed within the bound, whose message is therefore lost. Only while
+     * the work queue holds no ready message: behind a backlog an unclaimed attempt is simply waiting
+     * its turn, and announcing it again would only lengthen the queue.
+     */
     private List<UUID> unclaimedAttempts() {
+        if (readyInWorkQueue() > 0) {
+            return List.of();
+        }
         long afterMs = config.reannounceAfter().toMillis();
         return ids("SELECT a.id FROM attempt a WHERE a.state = 'starting' AND a.lease_owner IS NULL"
                 + " AND a.created_at < statement_timestamp() - " + afterMs + " * interval '1 millisecond'"
                 + " AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.attempt_id = a.id AND (o.sent_at IS NULL"
                 + " OR o.sent_at > statement_timestamp() - " + afterMs + " * interval '1 millisecond'))"
                 + " ORDER BY a.created_at LIMIT " + config.batchSize());
+    }
+
+    private long readyInWorkQueue() {
+        return broker.withChannel(channel ->
+                (long) channel.queueDeclarePassive(AttemptTopology.QUEUE).getMessageCount());
     }
 
     private void reannounce(UUID attemptId) {
