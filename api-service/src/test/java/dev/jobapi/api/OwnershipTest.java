@@ -64,6 +64,32 @@ class OwnershipTest extends ApiTestSupport {
     }
 
     @Test
+    void tokenExpiredLongerAgoThanTheClockSkewIs401() {
+        String id = aliceJob();
+        as(Tokens.justExpired("alice")).get("/jobs/" + id).then().statusCode(401);
+    }
+
+    @Test
+    void tokenWithoutSubIsRefusedBeforeAnyHandlerWritesOrRepublishes() {
+        String noSub = Tokens.withoutSubject("alice", "user", "operator");
+        createJob(noSub, "no-sub", JOB_BODY)
+                .then()
+                .statusCode(401)
+                .body("code", equalTo("unauthenticated"))
+                .body("detail", org.hamcrest.Matchers.containsString("'sub'"));
+        as(noSub)
+                .contentType("application/json")
+                .body("{\"all\":true}")
+                .post("/admin/dlq/replay")
+                .then()
+                .statusCode(401);
+        org.assertj.core.api.Assertions.assertThat(count("SELECT count(*) FROM job"))
+                .isZero();
+        org.assertj.core.api.Assertions.assertThat(count("SELECT count(*) FROM audit_record"))
+                .isZero();
+    }
+
+    @Test
     void tokenWithoutAKnownRoleIs403() {
         as(Tokens.of("mallory", "guest")).get("/jobs").then().statusCode(403).body("code", equalTo("forbidden"));
     }
