@@ -52,6 +52,25 @@ public interface JobApiConfig {
         /** Deeper nesting than this is never a real job input and costs stack to canonicalise. */
         @WithDefault("32")
         int maxNestingDepth();
+
+        /**
+         * JSON values (objects, arrays, strings, numbers, ...) in one body. A prompt with its context is a
+         * few dozen values; ten thousand leaves room for structured context while a body of a million
+         * empty arrays, which costs far more heap as a tree than on the wire, is refused.
+         */
+        @WithDefault("10000")
+        int maxElements();
+
+        /**
+         * A job's input as stored (canonical JSON, UTF-8). Half the body limit: every read of a job
+         * materialises it, so it bounds what one GET /jobs/{id} costs.
+         */
+        @WithDefault("524288")
+        int maxInputBytes();
+
+        /** A reason (supersede, kill switch, resolve) is a sentence or two for the audit trail. */
+        @WithDefault("1000")
+        int maxReasonLength();
     }
 
     /** The relay that moves committed outbox rows to RabbitMQ. */
