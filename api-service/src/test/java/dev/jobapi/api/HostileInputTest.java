@@ -200,9 +200,8 @@ class HostileInputTest extends ApiTestSupport {
             boolean problem =
                     response.contentType().startsWith("application/problem+json") && response.path("code") != null;
             if (status >= 500 || status < 400 || !problem || (query && status != 400)) {
-                failures.add("request " + i + " -> " + status + " " + response.contentType() + " "
-                        + response.asString()
-                                .substring(0, Math.min(200, response.asString().length())));
+                failures.add(
+                        "request " + i + " (" + sent[0] + ") -> " + status + " " + preview(response.asByteArray()));
             }
         }
         assertThat(failures).isEmpty();
@@ -337,5 +336,33 @@ class HostileInputTest extends ApiTestSupport {
                         "{\"input\":{\"prompt\":\"p\",\"repository\":\"acme/demo.git\",\"baseRef\":\"release/2.x\"}}")
                 .then()
                 .statusCode(201);
+    }
+
+    @Test
+    void pageAndApiCarrySecurityHeadersAndLocationIgnoresTheHostHeader() {
+        String alice = Tokens.user("alice");
+        List<Response> responses = List.of(
+                given().get("/"),
+                given().get("/app.js"),
+                as(alice).get("/jobs"),
+                given().get("/jobs"),
+                as(alice).get("/jobs/not-a-uuid"));
+        for (Response response : responses) {
+            assertThat(response.header("Content-Security-Policy"))
+                    .contains("default-src 'self'")
+                    .contains("frame-ancestors 'none'");
+            assertThat(response.header("X-Content-Type-Options")).isEqualTo("nosniff");
+            assertThat(response.header("Referrer-Policy")).isEqualTo("no-referrer");
+            assertThat(response.header("X-Frame-Options")).isEqualTo("DENY");
+        }
+        Response created = as(alice)
+                .contentType("application/json")
+                .header("Idempotency-Key", "spoofed-host")
+                .header("Host", "evil.example")
+                .header("X-Forwarded-Host", "evil.example")
+                .body(JOB_BODY)
+                .post("/jobs");
+        created.then().statusCode(201);
+        assertThat(created.header("Location")).isEqualTo("/jobs/" + created.path("id"));
     }
 }

@@ -29,9 +29,9 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.EntityTag;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.net.URI;
 import java.util.List;
 import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
@@ -140,7 +140,9 @@ public class JobResource {
         }
         metrics.jobCreated();
         relay.wake();
-        return Response.created(URI.create("/jobs/" + job.value().id()))
+        // Relative (RFC 9110 allows it): an absolute URI would be built from the client's Host header.
+        return Response.status(Response.Status.CREATED)
+                .header(HttpHeaders.LOCATION, "/jobs/" + job.value().id())
                 .entity(views.of(job.value(), caller))
                 .build();
     }
@@ -215,7 +217,10 @@ public class JobResource {
             return Response.ok(view).header(REPLAYED, "true").build();
         }
         relay.wake();
-        return Response.created(URI.create("/jobs/" + jobId)).entity(view).build();
+        return Response.status(Response.Status.CREATED)
+                .header(HttpHeaders.LOCATION, "/jobs/" + jobId)
+                .entity(view)
+                .build();
     }
 
     @Operation(summary = "Cancel the job (idempotent)")
