@@ -6,7 +6,10 @@ import static org.hamcrest.Matchers.equalTo;
 
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
+import java.io.IOException;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -364,5 +367,105 @@ class HostileInputTest extends ApiTestSupport {
                 .post("/jobs");
         created.then().statusCode(201);
         assertThat(created.header("Location")).isEqualTo("/jobs/" + created.path("id"));
+    }
+
+    /** A connection that sends a request head declaring a body, then only the first bytes of it. */
+    private static Socket slowUpload(String path, String extraHeaders) throws IOException {
+        Socket socket = new Socket("127.0.0.1", io.restassured.RestAssured.port);
+        socket.setSoTimeout(10_000);
+        String head = "POST " + path + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + extraHeaders + "Content-Length: 1000000\r\n\r\n{\"in";
+        socket.getOutputStream().write(head.getBytes(StandardCharsets.US_ASCII));
+        socket.getOutputStream().flush();
+        return socket;
+    }
+
+    /** The status line and body the server sent on the connection, read until it closes it. */
+    private static String answer(Socket socket) throws IOException {
+        return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void aBodyFromNobodyWhoCouldAuthenticateIsRefusedBeforeItArrives() throws IOException {
+        try (Socket anonymous = slowUpload("/jobs", "Idempotency-Key: k\r\n");
+                Socket unsigned = slowUpload("/callbacks/fake-a", "")) {
+            long started = System.nanoTime();
+            assertThat(answer(anonymous)).startsWith("HTTP/1.1 401").contains("\"code\":\"unauthenticated\"");
+            assertThat(answer(unsigned)).startsWith("HTTP/1.1 401").contains("\"code\":\"signature-invalid\"");
+            // Answered and closed at once, not after a body that never comes or a deadline.
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(2));
+        }
+    }
+
+    @Test
+    void slowBodiesParkNoWorkerThreadAndAreCutAtTheirDeadline() throws IOException {
+        String alice = Tokens.user("alice");
+        // More slow uploads than the worker pool has threads (200): if each parked one, nothing
+        // below could be served until their deadline.
+        List<Socket> slow = new ArrayList<>();
+        try {
+            for (int i = 0; i < 250; i++) {
+                slow.add(slowUpload(
+                        "/jobs", "Authorization: Bearer " + alice + "\r\nIdempotency-Key: slow-" + i + "\r\n"));
+            }
+            long started = System.nanoTime();
+            as(alice).get("/jobs").then().statusCode(200);
+            management().get("/q/health/ready").then().statusCode(200);
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(2));
+            // The deadline (3 s in tests) answers each with 408 and closes it.
+            assertThat(answer(slow.get(0))).startsWith("HTTP/1.1 408").contains("\"code\":\"request-timeout\"");
+        } finally {
+            for (Socket socket : slow) {
+                socket.close();
+            }
+        }
+        assertThat(count("SELECT count(*) FROM job")).isZero();
+    }
+
+    @Test
+    void onePeerGetsAtMost256BodiesInFlightAndAChunkedBodyPastTheLimitIsAProblem() throws IOException {
+        String alice = Tokens.user("alice");
+        List<Socket> slow = new ArrayList<>();
+        try {
+            for (int i = 0; i < 256; i++) {
+                slow.add(slowUpload(
+                        "/jobs", "Authorization: Bearer " + alice + "\r\nIdempotency-Key: cap-" + i + "\r\n"));
+            }
+            // Wait until the server has taken all 256 in, then one more from the same address is refused.
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(2))
+                    .until(() -> createJob(alice, "over-the-cap", JOB_BODY).statusCode() == 429);
+            createJob(alice, "over-the-cap", JOB_BODY).then().statusCode(429).body("code", equalTo("too-many-uploads"));
+        } finally {
+            for (Socket socket : slow) {
+                socket.close();
+            }
+        }
+        // Chunked (no Content-Length), 2 MiB: read on the event loop until the limit, then a problem.
+        try (Socket chunked = new Socket("127.0.0.1", io.restassured.RestAssured.port)) {
+            chunked.setSoTimeout(10_000);
+            var out = chunked.getOutputStream();
+            out.write(("POST /jobs HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + alice
+                            + "\r\nIdempotency-Key: chunked\r\nContent-Type: application/json\r\n"
+                            + "Transfer-Encoding: chunked\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            byte[] chunk = new byte[64 * 1024];
+            java.util.Arrays.fill(chunk, (byte) 'a');
+            try {
+                for (int i = 0; i < 32; i++) {
+                    out.write((Integer.toHexString(chunk.length) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+                    out.write(chunk);
+                    out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+                }
+                out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            } catch (IOException closedByTheServer) {
+                // Expected: the server answers and closes once the limit is passed.
+            }
+            assertThat(answer(chunked))
+                    .startsWith("HTTP/1.1 413")
+                    .contains("application/problem+json")
+                    .contains("\"code\":\"payload-too-large\"");
+        }
+        assertThat(count("SELECT count(*) FROM job")).isZero();
     }
 }
