@@ -468,4 +468,36 @@ class HostileInputTest extends ApiTestSupport {
         }
         assertThat(count("SELECT count(*) FROM job")).isZero();
     }
+
+    @Test
+    void logLinesAreJsonSoAValueWithANewlineForgesNoLine() throws Exception {
+        java.util.logging.Formatter json =
+                consoleFormatters(java.util.logging.Logger.getLogger("").getHandlers()).stream()
+                        .filter(f -> f.getClass().getName().contains("Json"))
+                        .findFirst()
+                        .orElseThrow(() -> new AssertionError("the console does not write JSON"));
+        var record = new org.jboss.logmanager.ExtLogRecord(
+                java.util.logging.Level.INFO, "baseRef main\nrefs/heads/evil", HostileInputTest.class.getName());
+        String line = json.format(record);
+        // One line, whatever the message holds; the newline stays inside the message field.
+        assertThat(line.strip()).doesNotContain("\n");
+        assertThat(new com.fasterxml.jackson.databind.ObjectMapper()
+                        .readTree(line)
+                        .path("message")
+                        .asText())
+                .isEqualTo("baseRef main\nrefs/heads/evil");
+    }
+
+    private static List<java.util.logging.Formatter> consoleFormatters(java.util.logging.Handler[] handlers) {
+        List<java.util.logging.Formatter> formatters = new ArrayList<>();
+        for (java.util.logging.Handler handler : handlers) {
+            if (handler.getFormatter() != null) {
+                formatters.add(handler.getFormatter());
+            }
+            if (handler instanceof org.jboss.logmanager.ExtHandler nested) {
+                formatters.addAll(consoleFormatters(nested.getHandlers()));
+            }
+        }
+        return formatters;
+    }
 }
