@@ -45,6 +45,7 @@ class HealthTest extends ApiTestSupport {
                 .then()
                 .statusCode(200)
                 .body("info.description", org.hamcrest.Matchers.containsString("Key retention"))
+                .body("info.description", org.hamcrest.Matchers.containsString("10,000 JSON values"))
                 .body("paths", org.hamcrest.Matchers.hasKey("/jobs/{id}/attempts"))
                 .body("paths", org.hamcrest.Matchers.hasKey("/admin/dlq/replay"))
                 // Problem codes and examples are part of the contract a client reads.
