@@ -380,6 +380,23 @@ class HostileInputTest extends ApiTestSupport {
         return socket;
     }
 
+    /** The first response on the connection: its head and a body of the length it declares. */
+    private static String firstResponse(Socket socket) throws IOException {
+        var in = socket.getInputStream();
+        StringBuilder head = new StringBuilder();
+        while (!head.toString().endsWith("\r\n\r\n")) {
+            int next = in.read();
+            if (next < 0) {
+                break;
+            }
+            head.append((char) next);
+        }
+        java.util.regex.Matcher length =
+                java.util.regex.Pattern.compile("(?i)content-length: *(\\d+)").matcher(head);
+        byte[] body = length.find() ? in.readNBytes(Integer.parseInt(length.group(1))) : new byte[0];
+        return head + new String(body, StandardCharsets.UTF_8);
+    }
+
     /** The status line and body the server sent on the connection, read until it closes it. */
     private static String answer(Socket socket) throws IOException {
         return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -390,9 +407,9 @@ class HostileInputTest extends ApiTestSupport {
         try (Socket anonymous = slowUpload("/jobs", "Idempotency-Key: k\r\n");
                 Socket unsigned = slowUpload("/callbacks/fake-a", "")) {
             long started = System.nanoTime();
-            assertThat(answer(anonymous)).startsWith("HTTP/1.1 401").contains("\"code\":\"unauthenticated\"");
-            assertThat(answer(unsigned)).startsWith("HTTP/1.1 401").contains("\"code\":\"signature-invalid\"");
-            // Answered and closed at once, not after a body that never comes or a deadline.
+            assertThat(firstResponse(anonymous)).startsWith("HTTP/1.1 401").contains("\"code\":\"unauthenticated\"");
+            assertThat(firstResponse(unsigned)).startsWith("HTTP/1.1 401").contains("\"code\":\"signature-invalid\"");
+            // Answered at once, not after a body that never comes or a deadline.
             assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(2));
         }
     }

@@ -10,6 +10,7 @@ import io.vertx.core.http.HttpClosedException;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
@@ -90,7 +91,7 @@ public class UploadGuard {
             requireDeclaredLengthWithinLimit(request);
             requireSomeoneToAuthenticate(request);
         } catch (ProblemException refused) {
-            refuse(context, refused.problem(), refused.getMessage());
+            answerAndDrain(context, refused.problem(), refused.getMessage());
             return;
         }
         String client = request.remoteAddress() == null
@@ -173,22 +174,51 @@ public class UploadGuard {
         inFlight.computeIfPresent(client, (address, count) -> count <= 1 ? null : count - 1);
     }
 
-    /** Answers with the problem and closes the connection: the rest of the body is never read. */
+    /**
+     * Answers with the problem and closes the connection: the rest of the body is never read. For
+     * clients past a bound (too slow, too many at once).
+     */
     private void refuse(RoutingContext context, Problem problem, String detail) {
-        String body;
+        problemResponse(context, problem)
+                .putHeader(HttpHeaders.CONNECTION, "close")
+                .end(problemBody(problem, detail))
+                .onComplete(sent -> context.request().connection().close());
+    }
+
+    /**
+     * Answers with the problem at once and drops the rest of the body as it comes, so that a client
+     * still sending (a full body with an expired token, say) reads the answer instead of a reset
+     * connection. Nothing is kept; the deadline closes the connection if the body never ends.
+     */
+    private void answerAndDrain(RoutingContext context, Problem problem, String detail) {
+        HttpServerRequest request = context.request();
+        long deadline = vertx.setTimer(config.bodyTimeout().toMillis(), expired -> {
+            if (!request.isEnded()) {
+                request.connection().close();
+            }
+        });
+        request.handler(ignored -> {});
+        request.endHandler(ended -> vertx.cancelTimer(deadline));
+        request.resume();
+        problemResponse(context, problem).end(problemBody(problem, detail));
+    }
+
+    private static HttpServerResponse problemResponse(RoutingContext context, Problem problem) {
+        var response = context.response()
+                .setStatusCode(problem.status())
+                .putHeader(HttpHeaders.CONTENT_TYPE, ProblemDetails.MEDIA_TYPE);
+        if (problem == Problem.UNAUTHENTICATED) {
+            response.putHeader("WWW-Authenticate", "Bearer");
+        }
+        return response;
+    }
+
+    private String problemBody(Problem problem, String detail) {
         try {
-            body = mapper.writeValueAsString(new ProblemDetails(
+            return mapper.writeValueAsString(new ProblemDetails(
                     problem.type(), problem.title(), problem.status(), detail, problem.code(), Map.of()));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("A problem body is always serialisable", e);
         }
-        var response = context.response()
-                .setStatusCode(problem.status())
-                .putHeader(HttpHeaders.CONTENT_TYPE, ProblemDetails.MEDIA_TYPE)
-                .putHeader(HttpHeaders.CONNECTION, "close");
-        if (problem == Problem.UNAUTHENTICATED) {
-            response.putHeader("WWW-Authenticate", "Bearer");
-        }
-        response.end(body).onComplete(sent -> context.request().connection().close());
     }
 }
