@@ -6,6 +6,10 @@
 # The key is $JOBCTL_JWT_PRIVATE_KEY, default dev/jwt/private.pem (local runs and tests only).
 
 JWT_ISSUER="${JOBCTL_JWT_ISSUER:-jobapi-dev}"
+# The API refuses a token for another audience (mp.jwt.verify.audiences, JOBAPI_JWT_AUDIENCE).
+JWT_AUDIENCE="${JOBCTL_JWT_AUDIENCE:-jobapi}"
+# The API refuses a token whose lifetime (exp - iat) is longer than this (smallrye.jwt.time-to-live).
+JWT_MAX_TTL=43200
 JWT_KID="jobapi-dev"
 : "${JOBCTL_JWT_PRIVATE_KEY:=$ROOT/dev/jwt/private.pem}"
 
@@ -44,8 +48,9 @@ jwt_mint() {
   now=$(date +%s)
   jti=$(openssl rand -hex 16)
   header=$(printf '{"alg":"RS256","typ":"JWT","kid":%s}' "$(json_str "$JWT_KID")")
-  claims=$(printf '{"iss":%s,"sub":%s,"upn":%s,"groups":%s,"iat":%d,"exp":%d,"jti":%s}' \
-    "$(json_str "$JWT_ISSUER")" "$(json_str "$sub")" "$(json_str "$sub")" \
+  ((ttl <= JWT_MAX_TTL)) || die "a token may live at most $JWT_MAX_TTL s (the API refuses longer ones)"
+  claims=$(printf '{"iss":%s,"aud":%s,"sub":%s,"upn":%s,"groups":%s,"iat":%d,"exp":%d,"jti":%s}' \
+    "$(json_str "$JWT_ISSUER")" "$(json_str "$JWT_AUDIENCE")" "$(json_str "$sub")" "$(json_str "$sub")" \
     "$(json_groups "$groups")" "$now" "$((now + ttl))" "$(json_str "$jti")")
   input="$(printf '%s' "$header" | b64url).$(printf '%s' "$claims" | b64url)"
   sig=$(printf '%s' "$input" | openssl dgst -sha256 -sign "$key" -binary | b64url)

@@ -626,6 +626,31 @@ function overlayChecks(overlay, objs, { templateSecrets, props, poms, images }) 
     return problems.length ? problems : [note(facts.join(", "))];
   });
 
+  check(`${overlay}: health and metrics are on the management port, reachable from inside the cluster only`, () => {
+    const problems = [];
+    for (const s of SERVICES) {
+      const p = props[s];
+      if (String(p["quarkus.management.enabled"] ?? "false") !== "true") {
+        problems.push(`${s}: quarkus.management.enabled is not true, so health and metrics share the public port`);
+        continue;
+      }
+      const port = Number(p["quarkus.management.port"] ?? 9000);
+      const labels = podLabels(deploymentOf(objs, s));
+      for (const pol of policiesFor(objs, labels, "Ingress")) {
+        for (const r of pol.spec.ingress ?? []) {
+          const opens = !r.ports || r.ports.some((pt) => pt.port === undefined || pt.port === port);
+          if (opens && !r.from) problems.push(`${s}: NetworkPolicy ${pol.metadata.name} opens management port ${port} to every source`);
+        }
+      }
+      for (const svc of of(objs, "Service").filter((x) => x.metadata.name === s)) {
+        if (svc.spec.ports.some((x) => x.port !== port && containerPort(mainOf(deploymentOf(objs, s), s), x.targetPort ?? x.port) === port)) {
+          problems.push(`Service ${s} forwards a public port to the management port ${port}`);
+        }
+      }
+    }
+    return problems;
+  });
+
   check(`${overlay}: Services route to a named container port of the pods they select`, () => {
     const problems = [];
     for (const svc of of(objs, "Service")) {
@@ -745,8 +770,8 @@ function overlayChecks(overlay, objs, { templateSecrets, props, poms, images }) 
   check(`${overlay}: every pod is covered by ingress and egress NetworkPolicies, engines by ingress`, () => {
     const problems = [];
     const allowed = {
-      "api-service": { Ingress: [8080], Egress: [53, 5432, 5672] },
-      "worker-service": { Ingress: [8081], Egress: [53, 5432, 5672, 443, 8090] },
+      "api-service": { Ingress: [8080, 9000], Egress: [53, 5432, 5672] },
+      "worker-service": { Ingress: [9001], Egress: [53, 5432, 5672, 443, 8090] },
       "fake-provider": { Ingress: [8090], Egress: [53, 8080] },
     };
     for (const w of workloads) {

@@ -222,7 +222,8 @@ class AdminTest extends ApiTestSupport {
         createJob(alice, "k-1", JOB_BODY.replace("off-by-one", "typo")).then().statusCode(422);
         assertThat(metric("jobapi_jobs_created_total")).isEqualTo(before + 1);
         assertThat(metric("jobapi_idempotency_key_conflicts_total")).isEqualTo(conflictsBefore + 1);
-        io.restassured.RestAssured.get("/q/metrics")
+        management()
+                .get("/q/metrics")
                 .then()
                 .body(org.hamcrest.Matchers.containsString("jobapi_dlq_depth"))
                 .body(org.hamcrest.Matchers.containsString("jobapi_outbox_lag_seconds"))
@@ -230,7 +231,7 @@ class AdminTest extends ApiTestSupport {
     }
 
     private static double metric(String name) {
-        String text = io.restassured.RestAssured.get("/q/metrics").asString();
+        String text = management().get("/q/metrics").asString();
         return text.lines()
                 .filter(line -> line.startsWith(name + " ") || line.startsWith(name + "{"))
                 .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))

@@ -11,6 +11,7 @@ import io.restassured.response.Response;
 import io.restassured.specification.RequestSpecification;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -31,6 +32,11 @@ public abstract class ApiTestSupport {
     void resetState() {
         TestDatabase.reset(em);
         TestBroker.purge(broker);
+    }
+
+    /** The management interface (health, metrics): a port of its own, never the API's. */
+    public static RequestSpecification management() {
+        return given().port(ConfigProvider.getConfig().getValue("quarkus.management.test-port", Integer.class));
     }
 
     protected static RequestSpecification as(String token) {

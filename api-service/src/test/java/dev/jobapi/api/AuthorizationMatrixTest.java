@@ -28,6 +28,15 @@ class AuthorizationMatrixTest extends ApiTestSupport {
     private static final String MALFORMED = "malformed token";
     private static final String EXPIRED = "expired token";
     private static final String FOREIGN_KEY = "wrong signature";
+    // Signed with our key, each breaking one rule; all carry user and operator roles, so only the
+    // broken rule can be what refuses them, even on the operators' endpoints.
+    private static final String NO_SUBJECT = "token without sub";
+    private static final String EMPTY_SUBJECT = "token with an empty sub";
+    private static final String CONTROL_SUBJECT = "token whose sub has a newline";
+    private static final String FOREIGN_AUDIENCE = "token for another audience";
+    private static final String TOO_LONG_LIVED = "token living longer than 12 h";
+    private static final String ISSUED_IN_THE_FUTURE = "token issued in the future";
+    private static final String GROUPS_AS_STRING = "groups as one string";
     private static final String OTHER_USER = "another user";
     private static final String OWNER = "owner";
     private static final String REVIEWER = "reviewer";
@@ -35,6 +44,16 @@ class AuthorizationMatrixTest extends ApiTestSupport {
 
     private static final List<String> CALLERS =
             List.of(NONE, MALFORMED, EXPIRED, FOREIGN_KEY, OTHER_USER, OWNER, REVIEWER, OPERATOR);
+
+    /** Refused like a missing token: each is answered with the status of the "no token" column. */
+    private static final List<String> RULE_BREAKING_TOKENS = List.of(
+            NO_SUBJECT,
+            EMPTY_SUBJECT,
+            CONTROL_SUBJECT,
+            FOREIGN_AUDIENCE,
+            TOO_LONG_LIVED,
+            ISSUED_IN_THE_FUTURE,
+            GROUPS_AS_STRING);
 
     /** One endpoint: how to call it on alice's job and attempt, and the status each caller gets. */
     record Endpoint(String name, BiFunction<RequestSpecification, String[], Response> call, int... statuses) {}
@@ -198,6 +217,9 @@ class AuthorizationMatrixTest extends ApiTestSupport {
             for (int i = 0; i < CALLERS.size(); i++) {
                 cells.add(Arguments.of(endpoint.name(), CALLERS.get(i), endpoint.statuses()[i]));
             }
+            for (String caller : RULE_BREAKING_TOKENS) {
+                cells.add(Arguments.of(endpoint.name(), caller, endpoint.statuses()[0]));
+            }
         }
         return cells.stream();
     }
@@ -212,6 +234,13 @@ class AuthorizationMatrixTest extends ApiTestSupport {
             case OWNER -> as(Tokens.user("alice"));
             case REVIEWER -> as(Tokens.reviewer("rita"));
             case OPERATOR -> as(Tokens.of("otto", "operator"));
+            case NO_SUBJECT -> as(Tokens.withoutSubject("alice", "user", "operator"));
+            case EMPTY_SUBJECT -> as(Tokens.withSubject("", "user", "operator"));
+            case CONTROL_SUBJECT -> as(Tokens.withSubject("alice\nforged line", "user", "operator"));
+            case FOREIGN_AUDIENCE -> as(Tokens.forAudience("billing-service", "alice"));
+            case TOO_LONG_LIVED -> as(Tokens.tooLongLived("alice"));
+            case ISSUED_IN_THE_FUTURE -> as(Tokens.issuedInTheFuture("alice"));
+            case GROUPS_AS_STRING -> as(Tokens.groupsAsString("alice", "user operator"));
             default -> throw new IllegalArgumentException(caller);
         };
     }

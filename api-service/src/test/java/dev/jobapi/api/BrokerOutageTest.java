@@ -1,6 +1,5 @@
 package dev.jobapi.api;
 
-import static io.restassured.RestAssured.given;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -35,16 +34,17 @@ class BrokerOutageTest {
     void readinessGoesDownWhenRabbitMqStopsAndComesBackWhenItStarts() throws Exception {
         // The broker is the machine's own, controllable only where rabbitmqctl is (bin/dev installs it).
         assumeTrue(Files.isExecutable(Path.of("/usr/sbin/rabbitmqctl")), "rabbitmqctl is not installed here");
-        given().get("/q/health/ready").then().statusCode(200);
+        ApiTestSupport.management().get("/q/health/ready").then().statusCode(200);
         rabbitmqctl("stop_app");
         try {
             await().atMost(Duration.ofSeconds(30))
-                    .until(() -> given().get("/q/health/ready").statusCode() == 503);
+                    .until(() ->
+                            ApiTestSupport.management().get("/q/health/ready").statusCode() == 503);
         } finally {
             rabbitmqctl("start_app");
         }
         await().atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofSeconds(1))
-                .until(() -> given().get("/q/health/ready").statusCode() == 200);
+                .until(() -> ApiTestSupport.management().get("/q/health/ready").statusCode() == 200);
     }
 }

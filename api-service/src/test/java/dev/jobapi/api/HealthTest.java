@@ -14,7 +14,8 @@ class HealthTest extends ApiTestSupport {
 
     @Test
     void readyWhenDatabaseAndBrokerAnswer() {
-        given().get("/q/health/ready")
+        management()
+                .get("/q/health/ready")
                 .then()
                 .statusCode(200)
                 .body("status", equalTo("UP"))
@@ -24,18 +25,27 @@ class HealthTest extends ApiTestSupport {
     @Test
     void readinessRedeclaresAQueueTheBrokerLost() {
         broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
-        given().get("/q/health/ready").then().statusCode(200);
+        management().get("/q/health/ready").then().statusCode(200);
         // The queue is back with its arguments, so the relay's next publish is routed, not dropped.
         broker.withChannel(channel -> channel.queueDeclarePassive(AttemptTopology.QUEUE));
     }
 
     @Test
+    void healthAndMetricsAreNotServedOnThePublicPort() {
+        given().get("/q/metrics").then().statusCode(404);
+        given().get("/q/health/ready").then().statusCode(404);
+        given().get("/q/health").then().statusCode(404);
+        management().get("/q/health/live").then().statusCode(200);
+    }
+
+    @Test
     void metricsAndOpenApiAreServed() {
-        given().get("/q/metrics").then().statusCode(200);
+        management().get("/q/metrics").then().statusCode(200);
         given().get("/q/openapi?format=json")
                 .then()
                 .statusCode(200)
                 .body("info.description", org.hamcrest.Matchers.containsString("Key retention"))
+                .body("info.description", org.hamcrest.Matchers.containsString("10,000 JSON values"))
                 .body("paths", org.hamcrest.Matchers.hasKey("/jobs/{id}/attempts"))
                 .body("paths", org.hamcrest.Matchers.hasKey("/admin/dlq/replay"))
                 // Problem codes and examples are part of the contract a client reads.

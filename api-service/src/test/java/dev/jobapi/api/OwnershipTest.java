@@ -41,6 +41,33 @@ class OwnershipTest extends ApiTestSupport {
     }
 
     @Test
+    void aReviewerCancellingAnotherOwnersJobIsAuditedAndTheOwnerCancellingIsNot() {
+        String ritasCancel = aliceJob();
+        as(Tokens.reviewer("rita"))
+                .post("/jobs/" + ritasCancel + "/cancel")
+                .then()
+                .statusCode(200);
+        String alicesCancel = createJob(Tokens.user("alice"), "k-2", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        as(Tokens.user("alice"))
+                .post("/jobs/" + alicesCancel + "/cancel")
+                .then()
+                .statusCode(200);
+        as(Tokens.of("otto", "operator"))
+                .get("/admin/audit")
+                .then()
+                .statusCode(200)
+                .body("size()", equalTo(1))
+                .body("[0].actor", equalTo("rita"))
+                .body("[0].action", equalTo("job.cancel"))
+                .body("[0].jobId", equalTo(ritasCancel))
+                .body("[0].details", equalTo("owner alice"));
+    }
+
+    @Test
     void missingTokenIs401() {
         String id = aliceJob();
         given().get("/jobs/" + id)
@@ -61,6 +88,32 @@ class OwnershipTest extends ApiTestSupport {
         String id = aliceJob();
         as(Tokens.expired("alice")).get("/jobs/" + id).then().statusCode(401);
         as("not.a.jwt").get("/jobs/" + id).then().statusCode(401);
+    }
+
+    @Test
+    void tokenExpiredLongerAgoThanTheClockSkewIs401() {
+        String id = aliceJob();
+        as(Tokens.justExpired("alice")).get("/jobs/" + id).then().statusCode(401);
+    }
+
+    @Test
+    void tokenWithoutSubIsRefusedBeforeAnyHandlerWritesOrRepublishes() {
+        String noSub = Tokens.withoutSubject("alice", "user", "operator");
+        createJob(noSub, "no-sub", JOB_BODY)
+                .then()
+                .statusCode(401)
+                .body("code", equalTo("unauthenticated"))
+                .body("detail", org.hamcrest.Matchers.containsString("'sub'"));
+        as(noSub)
+                .contentType("application/json")
+                .body("{\"all\":true}")
+                .post("/admin/dlq/replay")
+                .then()
+                .statusCode(401);
+        org.assertj.core.api.Assertions.assertThat(count("SELECT count(*) FROM job"))
+                .isZero();
+        org.assertj.core.api.Assertions.assertThat(count("SELECT count(*) FROM audit_record"))
+                .isZero();
     }
 
     @Test

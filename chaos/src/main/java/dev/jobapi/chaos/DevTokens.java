@@ -16,10 +16,16 @@ import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
 
-/** RS256 bearer tokens signed with the development key, as {@code bin/lib/jwt.sh} mints them (issuer jobapi-dev). */
+/**
+ * RS256 bearer tokens signed with the development key, as {@code bin/lib/jwt.sh} mints them: issuer
+ * jobapi-dev, audience jobapi, a subject, groups as an array, iat, and the longest lifetime the API
+ * accepts (twelve hours).
+ */
 final class DevTokens {
 
     private static final String ISSUER = "jobapi-dev";
+    private static final String AUDIENCE = "jobapi";
+    private static final long LIFETIME_SECONDS = 43_200;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Base64.Encoder B64URL = Base64.getUrlEncoder().withoutPadding();
 
@@ -39,17 +45,18 @@ final class DevTokens {
         return new DevTokens(key);
     }
 
-    /** A token for {@code subject} with the given groups, valid for a day: longer than any soak. */
+    /** A token for {@code subject} with the given groups, valid for twelve hours: longer than any soak. */
     String mint(String subject, List<String> groups) {
         ObjectNode header =
                 JSON.createObjectNode().put("alg", "RS256").put("typ", "JWT").put("kid", ISSUER);
         long now = Instant.now().getEpochSecond();
         ObjectNode claims = JSON.createObjectNode()
                 .put("iss", ISSUER)
+                .put("aud", AUDIENCE)
                 .put("sub", subject)
                 .put("upn", subject)
                 .put("iat", now)
-                .put("exp", now + 86_400)
+                .put("exp", now + LIFETIME_SECONDS)
                 .put("jti", UUID.randomUUID().toString());
         groups.forEach(claims.putArray("groups")::add);
         String input = encode(header) + "." + encode(claims);

@@ -52,6 +52,42 @@ public interface JobApiConfig {
         /** Deeper nesting than this is never a real job input and costs stack to canonicalise. */
         @WithDefault("32")
         int maxNestingDepth();
+
+        /**
+         * JSON values (objects, arrays, strings, numbers, ...) in one body. A prompt with its context is a
+         * few dozen values; ten thousand leaves room for structured context while a body of a million
+         * empty arrays, which costs far more heap as a tree than on the wire, is refused.
+         */
+        @WithDefault("10000")
+        int maxElements();
+
+        /**
+         * A job's input as stored (canonical JSON, UTF-8). Half the body limit: every read of a job
+         * materialises it, so it bounds what one GET /jobs/{id} costs.
+         */
+        @WithDefault("524288")
+        int maxInputBytes();
+
+        /**
+         * A request's body must arrive whole within this, or the request is answered 408 and its
+         * connection closed: a body trickling in holds memory and a connection for as long as the client
+         * likes. Twenty seconds carries the largest body (1 MiB) at 512 kbit/s.
+         */
+        @WithDefault("20s")
+        Duration bodyTimeout();
+
+        /**
+         * Requests with a body in flight at once from one peer address; past it, 429 at once. 256 is far
+         * above what one real client sends (the load generator's 64) and far below what fills the heap.
+         * Behind an ingress controller every client shares the controller's address: raise it there, or
+         * set 0 for no bound.
+         */
+        @WithDefault("256")
+        int maxUploadsPerClient();
+
+        /** A reason (supersede, kill switch, resolve) is a sentence or two for the audit trail. */
+        @WithDefault("1000")
+        int maxReasonLength();
     }
 
     /** The relay that moves committed outbox rows to RabbitMQ. */

@@ -15,7 +15,6 @@ import dev.jobapi.common.message.DeadLetterQueue;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.Consumes;
-import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.PUT;
@@ -120,10 +119,9 @@ public class AdminResource {
         if (change.enabled() == null) {
             throw new ProblemException(Problem.INVALID_REQUEST, "'enabled' (true or false) is required.");
         }
-        if (!change.enabled() && (change.reason() == null || change.reason().isBlank())) {
-            throw new ProblemException(Problem.INVALID_REQUEST, "Say why in 'reason' when disabling fallback.");
-        }
-        return fallbackSwitch.set(currentCaller.get(), change.enabled(), change.reason());
+        // A reason is required when disabling and checked whenever one is given.
+        String reason = !change.enabled() || change.reason() != null ? bodies.reason("reason", change.reason()) : null;
+        return fallbackSwitch.set(currentCaller.get(), change.enabled(), reason);
     }
 
     @Operation(summary = "Dead-lettered attempt messages, without consuming them")
@@ -132,11 +130,9 @@ public class AdminResource {
     @GET
     @Path("dlq")
     public DeadLetterPage deadLetters(
-            @QueryParam("offset") @DefaultValue("0") int offset, @QueryParam("limit") @DefaultValue("50") int limit) {
-        if (offset < 0 || limit < 1 || limit > MAX_PAGE) {
-            throw new ProblemException(
-                    Problem.INVALID_REQUEST, "'offset' must be >= 0 and 'limit' between 1 and " + MAX_PAGE + ".");
-        }
+            @QueryParam("offset") String offsetValue, @QueryParam("limit") String limitValue) {
+        int offset = (int) QueryValues.whole("offset", offsetValue, 0, 0, Integer.MAX_VALUE);
+        int limit = (int) QueryValues.whole("limit", limitValue, 50, 1, MAX_PAGE);
         // Depth first: while the listing holds messages unacked the broker does not count them as ready.
         long depth = deadLetters.depth();
         return new DeadLetterPage(deadLetters.list(offset, limit), depth, offset, limit);
@@ -209,9 +205,7 @@ public class AdminResource {
         } catch (IllegalArgumentException e) {
             throw new ProblemException(Problem.NOT_FOUND, "No attempt " + id + ".");
         }
-        if (resolution.reason() == null || resolution.reason().isBlank()) {
-            throw new ProblemException(Problem.INVALID_REQUEST, "'reason' is required.");
-        }
+        String reason = bodies.reason("reason", resolution.reason());
         boolean fail = Boolean.TRUE.equals(resolution.fail());
         UsageReport usage = resolution.usage();
         if (fail == (usage != null)) {
@@ -219,7 +213,7 @@ public class AdminResource {
         }
         Caller operator = currentCaller.get();
         if (fail) {
-            return AttemptView.of(quarantine.resolveAsFailed(operator, attemptId, resolution.reason()), null);
+            return AttemptView.of(quarantine.resolveAsFailed(operator, attemptId, reason), null);
         }
         if (usage.promptTokens() == null
                 || usage.completionTokens() == null
@@ -230,7 +224,7 @@ public class AdminResource {
         }
         return AttemptView.of(
                 quarantine.resolveWithUsage(
-                        operator, attemptId, usage.promptTokens(), usage.completionTokens(), resolution.reason()),
+                        operator, attemptId, usage.promptTokens(), usage.completionTokens(), reason),
                 null);
     }
 
@@ -240,10 +234,9 @@ public class AdminResource {
     @GET
     @Path("audit")
     public List<AuditLog.Entry> audit(
-            @QueryParam("before") Long before, @QueryParam("limit") @DefaultValue("50") int limit) {
-        if (limit < 1 || limit > MAX_PAGE) {
-            throw new ProblemException(Problem.INVALID_REQUEST, "'limit' must be between 1 and " + MAX_PAGE + ".");
-        }
+            @QueryParam("before") String beforeValue, @QueryParam("limit") String limitValue) {
+        long before = QueryValues.whole("before", beforeValue, Long.MAX_VALUE, 1, Long.MAX_VALUE);
+        int limit = (int) QueryValues.whole("limit", limitValue, 50, 1, MAX_PAGE);
         return auditLog.entries(before, limit);
     }
 

@@ -2,6 +2,7 @@ package dev.jobapi.api.rest;
 
 import dev.jobapi.api.outbox.OutboxRelay;
 import dev.jobapi.api.security.CallbackSignatures;
+import dev.jobapi.api.security.Subjects;
 import dev.jobapi.api.service.CallbackIntake;
 import dev.jobapi.common.callback.ProviderCallback;
 import jakarta.annotation.security.PermitAll;
@@ -84,6 +85,10 @@ public class CallbackResource {
                     "Only 'completed' callbacks carry a result; got status '" + callback.status() + "'.");
         }
         UUID attemptId = attemptId(callback.attemptId());
+        if (callback.remoteId() != null && !Subjects.isUsable(callback.remoteId())) {
+            throw new ProblemException(
+                    Problem.INVALID_REQUEST, "'remoteId' must be 1-255 characters without control characters.");
+        }
         if (callback.output() == null) {
             throw new ProblemException(Problem.INVALID_REQUEST, "'output' (the patch text) is required.");
         }

@@ -21,7 +21,6 @@ import dev.jobapi.common.job.JobState;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.transaction.Transactional;
 import jakarta.ws.rs.Consumes;
-import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.POST;
@@ -30,9 +29,9 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.EntityTag;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.net.URI;
 import java.util.List;
 import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
@@ -96,10 +95,15 @@ public class JobResource {
     @APIResponse(
             responseCode = "400",
             description = "idempotency-key-missing, idempotency-key-invalid, invalid-request")
-    @APIResponse(responseCode = "413", description = "payload-too-large")
+    @APIResponse(responseCode = "413", description = "payload-too-large (body over 1 MiB, input over 512 KiB)")
     @APIResponse(responseCode = "415", description = "unsupported-media-type")
     @APIResponse(responseCode = "422", description = "idempotency-key-reused, unknown-provider")
     @RequestBody(
+            description = "input: a JSON object of at most 512 KiB as canonical JSON; the whole body at most 1 MiB,"
+                    + " 10,000 JSON values and 32 levels of nesting, numbers within the range of a double, no NUL"
+                    + " characters. input.repository and input.baseRef, when given, are git names: a repository"
+                    + " name of letters, digits, '.', '_', '-' (optionally owner/name), a branch or tag name as"
+                    + " git check-ref-format allows, without control characters or spaces.",
             content =
                     @Content(
                             mediaType = "application/json",
@@ -118,10 +122,13 @@ public class JobResource {
         if (request.input() == null || !request.input().isObject()) {
             throw new ProblemException(Problem.INVALID_REQUEST, "'input' is required and must be a JSON object.");
         }
+        String input = CanonicalJson.write(request.input());
+        bodies.requireStorableInput(input);
+        GitNames.requireValid(request.input());
         Replayable<Job> job = intake.submit(
                 caller,
                 key,
-                CanonicalJson.write(request.input()),
+                input,
                 request.provider(),
                 request.fallback() == null ? List.of() : request.fallback(),
                 CanonicalJson.digest(tree));
@@ -133,27 +140,30 @@ public class JobResource {
         }
         metrics.jobCreated();
         relay.wake();
-        return Response.created(URI.create("/jobs/" + job.value().id()))
+        // Relative (RFC 9110 allows it): an absolute URI would be built from the client's Host header.
+        return Response.status(Response.Status.CREATED)
+                .header(HttpHeaders.LOCATION, "/jobs/" + job.value().id())
                 .entity(views.of(job.value(), caller))
                 .build();
     }
 
-    @Operation(summary = "The caller's jobs, newest first, cursor-paginated")
-    @APIResponse(responseCode = "200", description = "A page of jobs")
+    @Operation(
+            summary = "The caller's jobs, newest first, cursor-paginated",
+            description = "Summaries: the input is a preview (the first 200 characters of prompt, repository"
+                    + " and baseRef) with inputBytes, the stored size; GET /jobs/{id} has the whole input,"
+                    + " attempts and actions. limit: 1-100 (default 20).")
+    @APIResponse(responseCode = "200", description = "A page of job summaries")
     @APIResponse(responseCode = "400", description = "invalid-request (limit, state or cursor)")
     @GET
     @Transactional
     public JobPage list(
             @QueryParam("state") String state,
-            @QueryParam("limit") @DefaultValue("20") int limit,
+            @QueryParam("limit") String limitValue,
             @QueryParam("cursor") String cursor) {
         Caller caller = currentCaller.get();
-        if (limit < 1 || limit > MAX_PAGE) {
-            throw new ProblemException(Problem.INVALID_REQUEST, "'limit' must be between 1 and " + MAX_PAGE + ".");
-        }
+        int limit = (int) QueryValues.whole("limit", limitValue, 20, 1, MAX_PAGE);
         JobQueries.Page page = queries.list(caller, parseState(state), limit, cursor);
-        return new JobPage(
-                page.jobs().stream().map(job -> views.of(job, caller)).toList(), page.nextCursor());
+        return new JobPage(page.jobs(), page.nextCursor());
     }
 
     @Operation(summary = "One job with its attempts and the actions the caller may take")
@@ -198,10 +208,7 @@ public class JobResource {
         JobRequests.RequestAttempt request = bodies.bind(tree, JobRequests.RequestAttempt.class);
         String reason = null;
         if (request.supersede() != null) {
-            reason = request.supersede().reason();
-            if (reason == null || reason.isBlank()) {
-                throw new ProblemException(Problem.INVALID_REQUEST, "'supersede.reason' must say why.");
-            }
+            reason = bodies.reason("supersede.reason", request.supersede().reason());
         }
         Replayable<Attempt> attempt =
                 attemptRequests.request(caller, jobId, key, request.provider(), reason, CanonicalJson.digest(tree));
@@ -210,7 +217,10 @@ public class JobResource {
             return Response.ok(view).header(REPLAYED, "true").build();
         }
         relay.wake();
-        return Response.created(URI.create("/jobs/" + jobId)).entity(view).build();
+        return Response.status(Response.Status.CREATED)
+                .header(HttpHeaders.LOCATION, "/jobs/" + jobId)
+                .entity(view)
+                .build();
     }
 
     @Operation(summary = "Cancel the job (idempotent)")

@@ -18,6 +18,7 @@ public enum Problem {
     ATTEMPT_NOT_FOUND(404, "attempt-not-found", "No such attempt of this provider"),
     METHOD_NOT_ALLOWED(405, "method-not-allowed", "This method is not allowed on this resource"),
     NOT_ACCEPTABLE(406, "not-acceptable", "The requested representation is not available"),
+    REQUEST_TIMEOUT(408, "request-timeout", "The request body did not arrive in time"),
     REVIEW_REQUIRED(409, "review-required", "An earlier attempt may still produce a result; a reviewer must decide"),
     JOB_CLOSED(409, "job-closed", "The job is closed"),
     FALLBACK_DISABLED(409, "fallback-disabled", "New fallback attempts are disabled"),
@@ -30,6 +31,9 @@ public enum Problem {
     UNKNOWN_PROVIDER(422, "unknown-provider", "No such provider"),
     CALLBACK_UNSUPPORTED(422, "callback-unsupported", "This callback cannot be used"),
     BUDGET_EXCEEDED(429, "budget-exceeded", "Today's token budget is spent"),
+    TOO_MANY_UPLOADS(429, "too-many-uploads", "Too many requests with a body from your address at once"),
+    URI_TOO_LONG(414, "uri-too-long", "The request line is too long"),
+    HEADERS_TOO_LARGE(431, "headers-too-large", "The request headers are too large"),
     INTERNAL(500, "internal", "Something went wrong on our side");
 
     private final int status;

@@ -1,5 +1,6 @@
 package dev.jobapi.api.rest;
 
+import dev.jobapi.api.security.TokenRefusedException;
 import dev.jobapi.api.service.ApiMetrics;
 import io.quarkus.security.AuthenticationFailedException;
 import io.quarkus.security.ForbiddenException;
@@ -61,11 +62,23 @@ public class ProblemMappers {
 
     @ServerExceptionMapper({UnauthorizedException.class, AuthenticationFailedException.class})
     public Response unauthenticated(RuntimeException e) {
-        return Response.fromResponse(ProblemDetails.response(
-                        Problem.UNAUTHENTICATED,
-                        "Send Authorization: Bearer <token>; the token was missing, expired or not ours."))
+        // A token that verified but broke one of our rules says which; any other failure says nothing
+        // a forger could learn from.
+        String detail = refusal(e) instanceof TokenRefusedException refused
+                ? refused.getMessage()
+                : "Send Authorization: Bearer <token>; the token was missing, expired or not ours.";
+        return Response.fromResponse(ProblemDetails.response(Problem.UNAUTHENTICATED, detail))
                 .header(HttpHeaders.WWW_AUTHENTICATE, "Bearer")
                 .build();
+    }
+
+    private static Throwable refusal(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof TokenRefusedException) {
+                return t;
+            }
+        }
+        return e;
     }
 
     @ServerExceptionMapper

@@ -11,9 +11,9 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.net.URI;
 import java.util.List;
 import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
@@ -50,10 +50,11 @@ public class ProviderAdminResource {
     @Path("{name}/acceptance")
     public Response requestAcceptance(@PathParam("name") String name) {
         Replayable<AcceptanceRun> run = acceptance.request(currentCaller.get(), name);
-        URI location = URI.create(
-                "/admin/providers/" + name + "/acceptance/" + run.value().id());
+        // Relative: an absolute URI would be built from the client's Host header.
+        String location =
+                "/admin/providers/" + name + "/acceptance/" + run.value().id();
         return Response.status(run.created() ? Response.Status.ACCEPTED : Response.Status.OK)
-                .location(location)
+                .header(HttpHeaders.LOCATION, location)
                 .entity(run.value())
                 .build();
     }

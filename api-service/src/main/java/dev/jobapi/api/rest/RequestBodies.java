@@ -10,6 +10,11 @@ import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import dev.jobapi.api.config.JobApiConfig;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.Iterator;
+import java.util.Map;
 
 /**
  * Reads request bodies ourselves: size first, then JSON with a nesting bound, then the typed shape
@@ -44,16 +49,61 @@ public class RequestBodies {
             if (node == null || !node.isObject()) {
                 throw new ProblemException(Problem.INVALID_REQUEST, "The request body must be a JSON object.");
             }
+            checkValues(node);
             return node;
         } catch (StreamConstraintsException e) {
             throw new ProblemException(
                     Problem.INVALID_REQUEST,
-                    "The body nests deeper than " + config.intake().maxNestingDepth() + " levels.");
+                    "The body is past a parser limit (at most "
+                            + config.intake().maxNestingDepth()
+                            + " levels of nesting, numbers of at most 1000 digits): " + e.getOriginalMessage());
         } catch (JsonProcessingException e) {
             throw new ProblemException(Problem.INVALID_REQUEST, "Malformed JSON: " + e.getOriginalMessage());
         } catch (IOException e) {
             throw new ProblemException(Problem.INVALID_REQUEST, "The body could not be read.");
         }
+    }
+
+    /**
+     * Checks what the parser lets through but nothing downstream can hold: more values than
+     * {@code maxElements}, numbers beyond the range of a double (canonical JSON writes every number as
+     * one), and NUL characters, which PostgreSQL text cannot store and no job needs.
+     */
+    private void checkValues(JsonNode root) {
+        int max = config.intake().maxElements();
+        int count = 0;
+        Deque<JsonNode> pending = new ArrayDeque<>();
+        pending.push(root);
+        while (!pending.isEmpty()) {
+            JsonNode node = pending.pop();
+            if (++count > max) {
+                throw new ProblemException(
+                        Problem.INVALID_REQUEST, "The body holds more than " + max + " JSON values.");
+            }
+            if (node.isNumber() && !Double.isFinite(node.doubleValue())) {
+                throw new ProblemException(
+                        Problem.INVALID_REQUEST,
+                        "The number " + abbreviated(node.asText()) + " is beyond the range of a double.");
+            }
+            if (node.isTextual() && node.textValue().indexOf('\0') >= 0) {
+                throw new ProblemException(Problem.INVALID_REQUEST, "Strings must not contain NUL (\\u0000).");
+            }
+            Iterator<Map.Entry<String, JsonNode>> fields = node.fields();
+            while (fields.hasNext()) {
+                Map.Entry<String, JsonNode> field = fields.next();
+                if (field.getKey().indexOf('\0') >= 0) {
+                    throw new ProblemException(Problem.INVALID_REQUEST, "Names must not contain NUL (\\u0000).");
+                }
+                pending.push(field.getValue());
+            }
+            if (node.isArray()) {
+                node.forEach(pending::push);
+            }
+        }
+    }
+
+    private static String abbreviated(String text) {
+        return text.length() <= 40 ? text : text.substring(0, 40) + "...";
     }
 
     /** The tree bound to a request type; unknown fields and wrong types are a 400. */
@@ -70,6 +120,22 @@ public class RequestBodies {
                     : "";
             throw new ProblemException(Problem.INVALID_REQUEST, "Wrong type" + where + ": " + e.getOriginalMessage());
         }
+    }
+
+    /** A job's input as it will be stored (canonical JSON); 413 past {@code maxInputBytes}. */
+    public void requireStorableInput(String canonicalInput) {
+        int bytes = canonicalInput.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > config.intake().maxInputBytes()) {
+            throw new ProblemException(
+                    Problem.PAYLOAD_TOO_LARGE,
+                    "The input is " + bytes + " bytes as canonical JSON; at most "
+                            + config.intake().maxInputBytes() + " are accepted.");
+        }
+    }
+
+    /** A person's reason from a body, checked by {@link Reasons}; a 400 names {@code field}. */
+    public String reason(String field, String value) {
+        return Reasons.require(field, value, config.intake().maxReasonLength());
     }
 
     public ProblemException tooLarge() {

@@ -2,6 +2,7 @@ package dev.jobapi.api.rest;
 
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.security.CurrentCaller;
+import dev.jobapi.api.security.Subjects;
 import dev.jobapi.api.service.UsageLedger;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.GET;
@@ -12,7 +13,6 @@ import jakarta.ws.rs.core.MediaType;
 import java.time.Clock;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
-import java.time.format.DateTimeParseException;
 import java.util.List;
 
 /** GET /usage: the caller's token totals by provider and day, from the ledger; operators for anyone. */
@@ -41,27 +41,21 @@ public class UsageResource {
             @QueryParam("owner") String owner, @QueryParam("from") String from, @QueryParam("to") String to) {
         Caller caller = currentCaller.get();
         String subject = owner == null ? caller.subject() : owner;
+        if (!Subjects.isUsable(subject)) {
+            throw new ProblemException(
+                    Problem.INVALID_REQUEST,
+                    "'owner' must be a subject: 1-" + Subjects.MAX_LENGTH + " characters, no control characters.");
+        }
         if (!subject.equals(caller.subject()) && !caller.roles().contains(Caller.OPERATOR)) {
             throw new ProblemException(Problem.FORBIDDEN, "Only operators read another owner's usage.");
         }
-        LocalDate last = date(to, LocalDate.now(clock.withZone(ZoneOffset.UTC)));
-        LocalDate first = date(from, last.minusDays(29));
+        LocalDate last = QueryValues.date("to", to, LocalDate.now(clock.withZone(ZoneOffset.UTC)));
+        LocalDate first = QueryValues.date("from", from, last.minusDays(29));
         if (first.isAfter(last) || first.plusDays(MAX_DAYS).isBefore(last)) {
             throw new ProblemException(
                     Problem.INVALID_REQUEST,
                     "'from' must not be after 'to', and the range at most " + MAX_DAYS + " days.");
         }
         return new Usage(subject, first, last, ledger.totals(subject, first, last));
-    }
-
-    private static LocalDate date(String text, LocalDate fallback) {
-        if (text == null || text.isEmpty()) {
-            return fallback;
-        }
-        try {
-            return LocalDate.parse(text);
-        } catch (DateTimeParseException e) {
-            throw new ProblemException(Problem.INVALID_REQUEST, "Dates are YYYY-MM-DD, not '" + text + "'.");
-        }
     }
 }

@@ -45,6 +45,30 @@ public class CallbackSignatures {
         byte[] secret = secret(provider)
                 .orElseThrow(() -> new ProblemException(
                         Problem.NOT_FOUND, "Provider '" + provider + "' has no callback endpoint."));
+        Signed signed = parse(header);
+        // Compare in constant time, and before looking at the clock, so a forger learns nothing.
+        if (!MessageDigest.isEqual(signed.signature(), sign(secret, signed.timestamp(), body))) {
+            throw new ProblemException(Problem.SIGNATURE_INVALID, "The signature does not match the body.");
+        }
+        return requireInWindow(signed.timestamp());
+    }
+
+    /**
+     * What can be checked before the body arrives, so that nobody without a signed header can make
+     * the server wait for a body: the provider has a secret, the header is well formed, and its time
+     * is inside the window. {@link #verify} still checks the signature over the whole body.
+     */
+    public void precheck(String provider, String header) {
+        if (secret(provider).isEmpty()) {
+            throw new ProblemException(Problem.NOT_FOUND, "Provider '" + provider + "' has no callback endpoint.");
+        }
+        requireInWindow(parse(header).timestamp());
+    }
+
+    /** The header's two parts. */
+    private record Signed(long timestamp, byte[] signature) {}
+
+    private static Signed parse(String header) {
         Long timestamp = null;
         byte[] signature = null;
         for (String part : header == null ? new String[0] : header.split(",")) {
@@ -62,11 +86,16 @@ public class CallbackSignatures {
         if (timestamp == null || signature == null) {
             throw new ProblemException(Problem.SIGNATURE_INVALID, HEADER + " must be t=<unix seconds>,v1=<hex HMAC>.");
         }
-        // Compare in constant time, and before looking at the clock, so a forger learns nothing.
-        if (!MessageDigest.isEqual(signature, sign(secret, timestamp, body))) {
-            throw new ProblemException(Problem.SIGNATURE_INVALID, "The signature does not match the body.");
+        return new Signed(timestamp, signature);
+    }
+
+    private Instant requireInWindow(long timestamp) {
+        Instant signedAt;
+        try {
+            signedAt = Instant.ofEpochSecond(timestamp);
+        } catch (java.time.DateTimeException e) {
+            throw new ProblemException(Problem.SIGNATURE_EXPIRED, "The signature's time is out of any range.");
         }
-        Instant signedAt = Instant.ofEpochSecond(timestamp);
         Duration age = Duration.between(signedAt, clock.instant()).abs();
         if (age.compareTo(window) > 0) {
             throw new ProblemException(

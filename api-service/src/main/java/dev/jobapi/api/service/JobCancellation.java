@@ -3,6 +3,7 @@ package dev.jobapi.api.service;
 import dev.jobapi.api.rest.Problem;
 import dev.jobapi.api.rest.ProblemException;
 import dev.jobapi.api.security.Caller;
+import dev.jobapi.common.audit.AuditTrail;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.job.JobState;
@@ -20,15 +21,20 @@ public class JobCancellation {
 
     private final JobAccess access;
     private final JobEvents events;
+    private final AuditTrail audit;
     private final Clock clock;
 
-    JobCancellation(JobAccess access, JobEvents events, Clock clock) {
+    JobCancellation(JobAccess access, JobEvents events, AuditTrail audit, Clock clock) {
         this.access = access;
         this.events = events;
+        this.audit = audit;
         this.clock = clock;
     }
 
-    /** Idempotent: cancelling a cancelled job returns it unchanged. */
+    /**
+     * Idempotent: cancelling a cancelled job returns it unchanged. A reviewer or operator cancelling
+     * another owner's job is audited with the cancel, in its transaction.
+     */
     @Transactional
     public Job cancel(Caller caller, UUID jobId) {
         Job job = access.lockVisible(caller, jobId);
@@ -41,6 +47,9 @@ public class JobCancellation {
         }
         job.cancel(clock.instant());
         events.record(jobId, null, "job.cancelled", "by " + caller.subject());
+        if (!caller.subject().equals(job.ownerId())) {
+            audit.record(caller.subject(), "job.cancel", null, jobId, null, "owner " + job.ownerId());
+        }
         return job;
     }
 }

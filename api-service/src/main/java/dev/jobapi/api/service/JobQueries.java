@@ -1,5 +1,6 @@
 package dev.jobapi.api.service;
 
+import dev.jobapi.api.rest.JobSummary;
 import dev.jobapi.api.rest.Problem;
 import dev.jobapi.api.rest.ProblemException;
 import dev.jobapi.api.security.Caller;
@@ -9,7 +10,7 @@ import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobState;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
-import jakarta.persistence.TypedQuery;
+import jakarta.persistence.Query;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Base64;
@@ -20,8 +21,8 @@ import java.util.UUID;
 @ApplicationScoped
 public class JobQueries {
 
-    /** One page of jobs plus whether more follow. */
-    public record Page(List<Job> jobs, String nextCursor) {}
+    /** One page of job summaries plus the cursor of the next page, if any. */
+    public record Page(List<JobSummary> jobs, String nextCursor) {}
 
     private final EntityManager em;
     private final JobAccess access;
@@ -33,30 +34,63 @@ public class JobQueries {
         this.attempts = attempts;
     }
 
-    /** The caller's own jobs, newest first, keyset-paginated on (createdAt, id). */
+    /**
+     * The caller's own jobs, newest first, keyset-paginated on (createdAt, id). The stored input never
+     * leaves PostgreSQL whole: only its size and the start of its text fields are selected.
+     */
     public Page list(Caller caller, JobState state, int limit, String cursor) {
-        StringBuilder jpql = new StringBuilder("from Job j where j.ownerId = :owner");
-        if (state != null) {
-            jpql.append(" and j.state = :state");
-        }
         Cursor after = cursor == null ? null : Cursor.decode(cursor);
-        if (after != null) {
-            jpql.append(" and (j.createdAt < :at or (j.createdAt = :at and j.id < :id))");
-        }
-        jpql.append(" order by j.createdAt desc, j.id desc");
-        TypedQuery<Job> query = em.createQuery(jpql.toString(), Job.class).setParameter("owner", caller.subject());
+        // The preview reads the input as jsonb; canonical JSON escapes NUL (backslash, u0000), which jsonb
+        // refuses, so such an input (stored before intake refused NUL) shows no preview.
+        String preview = "CASE WHEN strpos(input, '\\u0000') = 0 THEN left((input::jsonb) ->> '%s', %d) END";
+        StringBuilder sql = new StringBuilder("SELECT id, state, idempotency_key, input_digest, octet_length(input), ")
+                .append(String.format(preview, "prompt", JobSummary.PREVIEW_LENGTH))
+                .append(", ")
+                .append(String.format(preview, "repository", JobSummary.PREVIEW_LENGTH))
+                .append(", ")
+                .append(String.format(preview, "baseRef", JobSummary.PREVIEW_LENGTH))
+                .append(
+                        ", provider, winning_attempt_id, version, created_at, updated_at FROM job WHERE owner_id = :owner");
         if (state != null) {
-            query.setParameter("state", state);
+            sql.append(" AND state = :state");
+        }
+        if (after != null) {
+            sql.append(" AND (created_at < :at OR (created_at = :at AND id < :id))");
+        }
+        sql.append(" ORDER BY created_at DESC, id DESC LIMIT :limit");
+        Query query = em.createNativeQuery(sql.toString())
+                .setParameter("owner", caller.subject())
+                .setParameter("limit", limit + 1);
+        if (state != null) {
+            query.setParameter("state", state.wireName());
         }
         if (after != null) {
             query.setParameter("at", after.createdAt()).setParameter("id", after.id());
         }
-        List<Job> rows = query.setMaxResults(limit + 1).getResultList();
+        @SuppressWarnings("unchecked")
+        List<Object[]> rows = query.getResultList();
+        List<JobSummary> jobs =
+                rows.stream().limit(limit).map(JobQueries::summary).toList();
         if (rows.size() <= limit) {
-            return new Page(rows, null);
+            return new Page(jobs, null);
         }
-        Job last = rows.get(limit - 1);
-        return new Page(rows.subList(0, limit), new Cursor(last.createdAt(), last.id()).encode());
+        JobSummary last = jobs.get(limit - 1);
+        return new Page(jobs, new Cursor(last.createdAt(), last.id()).encode());
+    }
+
+    private static JobSummary summary(Object[] row) {
+        return new JobSummary(
+                (UUID) row[0],
+                JobState.fromWireName((String) row[1]),
+                (String) row[2],
+                (String) row[3],
+                new JobSummary.InputPreview((String) row[5], (String) row[6], (String) row[7]),
+                ((Number) row[4]).longValue(),
+                (String) row[8],
+                (UUID) row[9],
+                ((Number) row[10]).longValue(),
+                (Instant) row[11],
+                (Instant) row[12]);
     }
 
     /** The winning attempt's stored patch; 409 no-output before a winner exists. */

@@ -1,0 +1,30 @@
+package dev.jobapi.api.rest;
+
+import dev.jobapi.common.job.JobState;
+import java.time.Instant;
+import java.util.UUID;
+
+/**
+ * One job in GET /jobs. A list never carries whole inputs: {@code input} is a preview (the first
+ * {@value #PREVIEW_LENGTH} characters of {@code prompt}, {@code repository} and {@code baseRef}) and
+ * {@code inputBytes} says how large the stored input is, so a page of 100 jobs costs the same whatever
+ * their owners stored. GET /jobs/{id} has the whole input, the attempts and the actions.
+ */
+public record JobSummary(
+        UUID id,
+        JobState state,
+        String idempotencyKey,
+        String inputDigest,
+        InputPreview input,
+        long inputBytes,
+        String provider,
+        UUID winningAttemptId,
+        long version,
+        Instant createdAt,
+        Instant updatedAt) {
+
+    public static final int PREVIEW_LENGTH = 200;
+
+    /** The start of the input's well-known text fields; null where the input has none. */
+    public record InputPreview(String prompt, String repository, String baseRef) {}
+}
