@@ -8,6 +8,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -26,7 +27,10 @@ final class FakeLog {
     JsonNode fetch() {
         try {
             HttpResponse<String> response = http.send(
-                    HttpRequest.newBuilder(fake.resolve("/fake/requests")).build(),
+                    // Bounded: a fake that cannot answer must not hang the drain and the check.
+                    HttpRequest.newBuilder(fake.resolve("/fake/requests"))
+                            .timeout(Duration.ofSeconds(60))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             if (response.statusCode() != 200) {
                 throw new IllegalStateException("GET /fake/requests -> " + response.statusCode());

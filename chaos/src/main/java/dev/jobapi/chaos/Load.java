@@ -45,8 +45,8 @@ final class Load {
     static final String REVIEWER = "rita";
     private static final Duration RETRY_BUDGET = Duration.ofSeconds(90);
     private static final Duration SESSION_LENGTH = Duration.ofSeconds(45);
-    /** The api's bound on a request body (jobapi.intake.max-body-bytes): erin's inputs go close to it. */
-    static final int BODY_BOUND = 1_048_576;
+    /** The api's bound on a job's input (512 KiB as canonical JSON): erin's inputs go close to it. */
+    static final int INPUT_BOUND = 524_288;
     /** Share of the sessions that are erin's (per cent), and of hers that go over the bound. */
     private static final int LARGE_INPUT_PERCENT = 2;
 
@@ -192,8 +192,9 @@ final class Load {
         if (random.nextInt(100) < LARGE_INPUT_PERCENT) {
             owner = LARGE_INPUT_OWNER;
             oversized = random.nextInt(100) < OVERSIZED_PERCENT;
-            int size =
-                    oversized ? BODY_BOUND + 1_024 + random.nextInt(BODY_BOUND / 4) : 200_000 + random.nextInt(800_000);
+            int size = oversized
+                    ? INPUT_BOUND + 1_024 + random.nextInt(INPUT_BOUND / 4)
+                    : 200_000 + random.nextInt(300_000);
             prompt = largePrompt(prompt, size, random);
             ledger.count(oversized ? Count.OVERSIZED_INPUTS : Count.LARGE_INPUTS);
         }

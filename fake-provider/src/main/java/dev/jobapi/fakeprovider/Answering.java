@@ -49,7 +49,7 @@ final class Answering {
                 receivedAt.toString(),
                 exchange.getRequestURI().getPath(),
                 model,
-                prompt,
+                ReceivedRequest.logged(prompt),
                 attemptId,
                 exchange.getRequestHeaders().getFirst("Idempotency-Key"),
                 stream,

@@ -7,7 +7,7 @@ package dev.jobapi.fakeprovider;
  * @param receivedAt when the request arrived, as an ISO-8601 instant
  * @param path the API route, {@code /v1/chat/completions} or {@code /v1/messages}
  * @param model the model the client asked for
- * @param prompt the concatenated contents of all messages
+ * @param prompt the concatenated contents of all messages, up to {@link #LOGGED_PROMPT_CHARS} characters
  * @param attemptId our attempt id where the API has a place for it: {@code metadata.attempt_id} (chat completions) or
  *     {@code metadata.user_id} (messages); null when absent
  * @param requestKey the {@code Idempotency-Key} request header, or null
@@ -29,6 +29,16 @@ public record ReceivedRequest(
         Integer status,
         String remoteId,
         Usage usage) {
+
+    /**
+     * How much of a prompt the log keeps: enough for every marker tests and the soak match on, while
+     * a client sending half-megabyte inputs for minutes cannot make the log outgrow the heap.
+     */
+    public static final int LOGGED_PROMPT_CHARS = 16_384;
+
+    static String logged(String prompt) {
+        return prompt.length() <= LOGGED_PROMPT_CHARS ? prompt : prompt.substring(0, LOGGED_PROMPT_CHARS);
+    }
 
     /** Provider-reported token counts; deterministic word counts so tests can predict them. */
     public record Usage(int promptTokens, int completionTokens) {
