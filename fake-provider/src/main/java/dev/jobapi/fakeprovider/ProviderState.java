@@ -3,6 +3,8 @@ package dev.jobapi.fakeprovider;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +23,9 @@ final class ProviderState {
     private final List<ReceivedRequest> log = new ArrayList<>();
     private final Map<String, ObjectNode> completions = new LinkedHashMap<>();
     private final Map<String, Long> stalls = new LinkedHashMap<>();
+    /** Stored completion ids by one of their metadata entries ("key=value"), so a lookup is not a scan of them all. */
+    private final Map<String, List<String>> completionIdsByMetadata = new HashMap<>();
+
     private final List<CallbackSent> callbacks = new ArrayList<>();
 
     synchronized void addScript(Script script) {
@@ -63,6 +68,9 @@ final class ProviderState {
     synchronized void store(String id, ObjectNode completion, long stallMs) {
         completions.put(id, completion);
         stalls.put(id, stallMs);
+        completion.path("metadata").fields().forEachRemaining(entry -> completionIdsByMetadata
+                .computeIfAbsent(metadataEntry(entry.getKey(), entry.getValue().asText()), key -> new ArrayList<>())
+                .add(id));
     }
 
     /** How long reading back the stored completions with these ids stalls: the longest of their stalls. */
@@ -76,8 +84,14 @@ final class ProviderState {
 
     /** Stored completions whose metadata holds every given key with the given value, oldest first. */
     synchronized List<ObjectNode> completionsWithMetadata(Map<String, String> filter) {
+        Collection<String> candidates = filter.entrySet().stream()
+                .findFirst()
+                .<Collection<String>>map(first -> completionIdsByMetadata.getOrDefault(
+                        metadataEntry(first.getKey(), first.getValue()), List.of()))
+                .orElse(completions.keySet());
         List<ObjectNode> found = new ArrayList<>();
-        for (ObjectNode completion : completions.values()) {
+        for (String id : candidates) {
+            ObjectNode completion = completions.get(id);
             JsonNode metadata = completion.path("metadata");
             boolean matches = filter.entrySet().stream()
                     .allMatch(wanted -> metadata.hasNonNull(wanted.getKey())
@@ -87,6 +101,10 @@ final class ProviderState {
             }
         }
         return found;
+    }
+
+    private static String metadataEntry(String key, String value) {
+        return key + "=" + value;
     }
 
     /** A script and how many of its steps have been taken. */
