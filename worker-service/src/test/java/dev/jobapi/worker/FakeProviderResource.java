@@ -46,6 +46,8 @@ public class FakeProviderResource implements QuarkusTestResourceLifecycleManager
                 "jobapi.provider.fake-a.base-url", fake.baseUrl(),
                 "jobapi.provider.fake-b.base-url", fake.baseUrl(),
                 "jobapi.provider.fake-anthropic.base-url", fake.baseUrl(),
+                "jobapi.provider.fake-c.base-url", fake.baseUrl(),
+                "jobapi.provider.fake-a2.base-url", fake.baseUrl(),
                 "jobapi.apply.git.repository", repository.toString());
     }
 

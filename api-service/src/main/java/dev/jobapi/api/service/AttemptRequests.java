@@ -97,8 +97,9 @@ public class AttemptRequests {
         budgets.requireRoomFor(job.ownerId());
         String provider = providers.resolve(requestedProvider);
         Instant now = clock.instant();
-        List<Attempt> open =
-                attempts.forJob(jobId).stream().filter(a -> a.state().isOpen()).toList();
+        List<Attempt> open = attempts.forJobLocked(jobId).stream()
+                .filter(a -> a.state().isOpen())
+                .toList();
         if (!open.isEmpty()) {
             if (supersedeReason == null) {
                 throw new ProblemException(

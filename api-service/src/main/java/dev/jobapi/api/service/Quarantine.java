@@ -13,6 +13,7 @@ import dev.jobapi.common.job.JobRepository;
 import dev.jobapi.common.message.OutboxWriter;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
+import jakarta.persistence.LockModeType;
 import jakarta.transaction.Transactional;
 import java.time.Clock;
 import java.time.Instant;
@@ -110,7 +111,8 @@ public class Quarantine {
         Attempt attempt = attempts.findByIdOptional(attemptId)
                 .orElseThrow(() -> new ProblemException(Problem.NOT_FOUND, "No attempt " + attemptId + "."));
         jobs.findForUpdate(attempt.jobId());
-        em.refresh(attempt);
+        // Locked after the job, as every attempt the API changes: a worker's concurrent step waits.
+        em.refresh(attempt, LockModeType.PESSIMISTIC_WRITE);
         if (!attempt.quarantined() || attempt.state() != AttemptState.UNKNOWN) {
             throw new ProblemException(
                     Problem.NOT_QUARANTINED,

@@ -2,6 +2,7 @@ package dev.jobapi.common.attempt;
 
 import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.persistence.LockModeType;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -14,6 +15,17 @@ public class AttemptRepository implements PanacheRepositoryBase<Attempt, UUID> {
 
     public List<Attempt> forJob(UUID jobId) {
         return list("jobId = ?1 order by createdAt, id", jobId);
+    }
+
+    /**
+     * The job's attempts, row-locked for the rest of the transaction. The API takes these locks
+     * (after the job's) before it changes an attempt, so a user's action never fails on a worker's
+     * concurrent write: the worker's step waits, fails its version check and decides again.
+     */
+    public List<Attempt> forJobLocked(UUID jobId) {
+        return find("jobId = ?1 order by createdAt, id", jobId)
+                .withLock(LockModeType.PESSIMISTIC_WRITE)
+                .list();
     }
 
     public Optional<Attempt> findByJobAndKey(UUID jobId, String idempotencyKey) {

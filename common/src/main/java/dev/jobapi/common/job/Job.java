@@ -87,13 +87,27 @@ public class Job {
     }
 
     /**
+     * One winner (rule 6): this attempt's result is the job's. The write carries the version this
+     * transaction read, so of two elections racing on a job only the first to commit succeeds; the
+     * other fails its version check and, run again, finds the winner and loses.
+     */
+    public void elect(UUID attemptId, Instant now) {
+        if (winningAttemptId != null || state.isTerminal()) {
+            throw new IllegalStateException(
+                    "Job " + id + " has a winner or is closed; attempt " + attemptId + " cannot win it.");
+        }
+        winningAttemptId = attemptId;
+        updatedAt = now;
+    }
+
+    /**
      * The apply target refused the winner's patch for good: the job has no winner again and waits
      * for a person (its owner asks for another attempt or cancels), with the reason stated.
      */
     public void releaseRefusedWinner(String reason, Instant now) {
         winningAttemptId = null;
-        version++;
         requireReview(reason, now);
+        updatedAt = now;
     }
 
     /** The winner's result was applied. */

@@ -17,4 +17,13 @@ public interface Applier {
 
     /** Applies the patch and returns the target's reference for it (a commit id, a stored marker). */
     String apply(ApplyKey key, byte[] patch, ApplyTarget target);
+
+    /**
+     * Whether applying writes only to our own database. Such an apply commits in the transaction
+     * that reserves its key and completes the job: exactly once by construction, with nothing on a
+     * target to ask about afterwards.
+     */
+    default boolean appliesInTheDatabase() {
+        return false;
+    }
 }

@@ -23,4 +23,9 @@ public class StoreApplier implements Applier {
     public String apply(ApplyKey key, byte[] patch, ApplyTarget target) {
         return "store:" + key.value();
     }
+
+    @Override
+    public boolean appliesInTheDatabase() {
+        return true;
+    }
 }

@@ -136,22 +136,6 @@ public class AttemptWork {
     }
 
     /**
-     * Compare-and-swap on the job: it gets this winner only if it has none, is still open and has
-     * the version we read.
-     */
-    public boolean electWinner(UUID jobId, long expectedVersion, UUID attemptId, Instant now) {
-        return em.createNativeQuery("UPDATE job SET winning_attempt_id = ?1, version = version + 1, updated_at = ?2"
-                                + " WHERE id = ?3 AND winning_attempt_id IS NULL AND version = ?4"
-                                + " AND state IN ('accepted', 'running', 'needs_review')")
-                        .setParameter(1, attemptId)
-                        .setParameter(2, now)
-                        .setParameter(3, jobId)
-                        .setParameter(4, expectedVersion)
-                        .executeUpdate()
-                == 1;
-    }
-
-    /**
      * Reserves the apply key. {@code ON CONFLICT DO NOTHING}: false means the key was there already,
      * i.e. this result was applied or is being applied.
      */

@@ -1,5 +1,7 @@
 package dev.jobapi.worker.service;
 
+import dev.jobapi.common.attempt.AttemptRepository;
+import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.health.BackgroundLoops;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.message.BrokerConnection;
@@ -41,7 +43,12 @@ public class Reconciler {
     /** This loop's thread and heartbeat name. */
     static final String LOOP = "reconciler";
 
-    private final AttemptPipeline pipeline;
+    private final AttemptSteps steps;
+    private final AttemptOutcomes outcomes;
+    private final ElectionStep election;
+    private final ApplyStep apply;
+    private final Reconciliation reconciliation;
+    private final AttemptRepository attempts;
     private final AttemptWork work;
     private final EntityManager em;
     private final WorkerConfig.Reconciler config;
@@ -50,14 +57,24 @@ public class Reconciler {
     private final BrokerConnection broker;
 
     Reconciler(
-            AttemptPipeline pipeline,
+            AttemptSteps steps,
+            AttemptOutcomes outcomes,
+            ElectionStep election,
+            ApplyStep apply,
+            Reconciliation reconciliation,
+            AttemptRepository attempts,
             AttemptWork work,
             EntityManager em,
             WorkerConfig config,
             Clock clock,
             BackgroundLoops loops,
             BrokerConnection broker) {
-        this.pipeline = pipeline;
+        this.steps = steps;
+        this.outcomes = outcomes;
+        this.election = election;
+        this.apply = apply;
+        this.reconciliation = reconciliation;
+        this.attempts = attempts;
         this.work = work;
         this.em = em;
         this.config = config.reconciler();
@@ -73,8 +90,8 @@ public class Reconciler {
 
     /** One pass of every step; returns how many lost answers were reconciled from the provider. */
     public int round() {
-        eachOf("lease expiry", claimedAttemptsWithExpiredLeases(), pipeline::expireLease);
-        eachOf("election of a stored result", storedResultsNeverElected(), pipeline::electStored);
+        eachOf("lease expiry", claimedAttemptsWithExpiredLeases(), this::expireLease);
+        eachOf("election of a stored result", storedResultsNeverElected(), election::electAndApply);
         eachOf("announcement", unclaimedAttempts(), this::reannounce);
         resumeStalledApplies();
         return lookUpLostAnswers();
@@ -95,6 +112,23 @@ public class Reconciler {
                 + " AND EXISTS (SELECT 1 FROM usage_record u WHERE u.attempt_id = a.id"
                 + " AND u.source = 'provider_reported')"
                 + " ORDER BY a.updated_at LIMIT " + config.batchSize());
+    }
+
+    /**
+     * A claimed attempt whose lease ran out with nothing stored and no message left to find it: the
+     * same move a redelivery makes, decided again on what the step loads.
+     */
+    private void expireLease(UUID attemptId) {
+        steps.run(attemptId, null, step -> {
+            boolean stillStranded = step.attempt().state() == AttemptState.STARTING
+                    && step.attempt().leaseOwner() != null
+                    && attempts.generation(attemptId).isEmpty()
+                    && !work.leaseLive(attemptId);
+            if (stillStranded) {
+                outcomes.leaseLost(step);
+            }
+            return null;
+        });
     }
 
     /**
@@ -145,7 +179,7 @@ public class Reconciler {
             UUID winner = (UUID) row[1];
             LOG.warnf("Resuming the apply of attempt %s, stopped after its election", winner);
             try {
-                pipeline.resumeApply(winner);
+                apply.resume(winner);
             } catch (RuntimeException e) {
                 LOG.errorf("Apply of attempt %s failed again, retried after a backoff: %s", winner, e.toString());
                 QuarkusTransaction.requiringNew()
@@ -170,7 +204,7 @@ public class Reconciler {
         int reconciled = 0;
         for (UUID attemptId : candidates) {
             try {
-                if (pipeline.reconcile(attemptId)) {
+                if (reconciliation.reconcile(attemptId)) {
                     reconciled++;
                 }
             } catch (RuntimeException e) {

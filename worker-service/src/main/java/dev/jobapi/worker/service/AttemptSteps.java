@@ -1,0 +1,154 @@
+package dev.jobapi.worker.service;
+
+import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.job.Job;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.LockModeType;
+import jakarta.persistence.OptimisticLockException;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.hibernate.StaleStateException;
+import org.jboss.logging.Logger;
+
+/**
+ * The one way the worker changes an attempt and its job: each step is one transaction that loads
+ * the attempt and its job once (one query, no row lock), decides from what it loaded, and writes
+ * through the entities, whose {@code @Version} turns every write into a compare-and-swap. When
+ * another transaction changed either row in between (a second worker, the sweep, a user's action
+ * in the API), the write fails, the transaction rolls back and the step runs again on what is now
+ * committed: it decides again, never on stale state. Whatever the step holds in hand (a provider's
+ * answer, a paid result) survives the rerun, because it lives outside the transaction.
+ *
+ * <p>rocket-rides-atomic's {@code atomic_phase} is the model: a step either commits whole or not at
+ * all, and side effects outside the database (metrics, a provider call, a git commit) happen only
+ * after its commit.
+ */
+@ApplicationScoped
+public class AttemptSteps {
+
+    private static final Logger LOG = Logger.getLogger(AttemptSteps.class);
+
+    /** How often a step runs before its conflict is thrown to the caller (the message then comes back). */
+    static final int RUNS = 5;
+
+    /** What a step sees: the attempt and its job as committed when it began, and the step's time. */
+    public static final class Loaded {
+        private final EntityManager em;
+        private final Attempt attempt;
+        private final Job job;
+        private final Instant now;
+        private final List<Runnable> afterCommit = new ArrayList<>();
+
+        Loaded(EntityManager em, Attempt attempt, Job job, Instant now) {
+            this.em = em;
+            this.attempt = attempt;
+            this.job = job;
+            this.now = now;
+        }
+
+        /**
+         * Takes the job's row lock, for a decision that reads the job's other attempts (whether one
+         * is still open), which no version of this attempt or job would guard: two attempts failing
+         * at once must not both see the other open and leave the job with no fallback. A job
+         * changed since the load fails the lock's version check, and the step runs again.
+         */
+        public void lockJob() {
+            em.lock(job, LockModeType.PESSIMISTIC_WRITE);
+        }
+
+        public Attempt attempt() {
+            return attempt;
+        }
+
+        public Job job() {
+            return job;
+        }
+
+        public Instant now() {
+            return now;
+        }
+
+        /** Runs {@code action} once the step has committed (metrics: a rolled-back step counts nothing). */
+        public void afterCommit(Runnable action) {
+            afterCommit.add(action);
+        }
+    }
+
+    /** The body of one step. */
+    @FunctionalInterface
+    public interface Step<T> {
+        T run(Loaded loaded);
+    }
+
+    private final EntityManager em;
+    private final Clock clock;
+
+    AttemptSteps(EntityManager em, Clock clock) {
+        this.em = em;
+        this.clock = clock;
+    }
+
+    /**
+     * Runs {@code step} in its own transaction, again on a write conflict.
+     *
+     * @param whenMissing what the step returns when the attempt does not exist
+     */
+    public <T> T run(UUID attemptId, T whenMissing, Step<T> step) {
+        for (int run = 1; ; run++) {
+            List<Runnable> afterCommit = new ArrayList<>();
+            try {
+                T result = QuarkusTransaction.requiringNew().call(() -> {
+                    Loaded loaded = load(attemptId);
+                    if (loaded == null) {
+                        return whenMissing;
+                    }
+                    T value = step.run(loaded);
+                    em.flush(); // the version checks happen here, inside the rerun loop
+                    afterCommit.addAll(loaded.afterCommit);
+                    return value;
+                });
+                afterCommit.forEach(Runnable::run);
+                return result;
+            } catch (RuntimeException e) {
+                if (!isWriteConflict(e) || run == RUNS) {
+                    throw e;
+                }
+                LOG.debugf("Step on attempt %s met a concurrent change (run %d); running it again", attemptId, run);
+            }
+        }
+    }
+
+    private Loaded load(UUID attemptId) {
+        List<Object[]> rows = em.createQuery(
+                        "select a, j from Attempt a, Job j where a.id = :id and j.id = a.jobId", Object[].class)
+                .setParameter("id", attemptId)
+                .getResultList();
+        if (rows.isEmpty()) {
+            return null;
+        }
+        return new Loaded(em, (Attempt) rows.get(0)[0], (Job) rows.get(0)[1], clock.instant());
+    }
+
+    /**
+     * A version check that failed, or PostgreSQL's serialization failure or deadlock: the other
+     * transaction won, and running this step again decides on what it committed.
+     */
+    static boolean isWriteConflict(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof OptimisticLockException || cause instanceof StaleStateException) {
+                return true;
+            }
+            if (cause instanceof SQLException sql
+                    && ("40001".equals(sql.getSQLState()) || "40P01".equals(sql.getSQLState()))) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,157 @@
+package dev.jobapi.worker.service;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.attempt.AttemptRepository;
+import dev.jobapi.common.attempt.UsageSource;
+import dev.jobapi.common.callback.ProviderCallbacks;
+import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEvents;
+import dev.jobapi.worker.config.WorkerConfig;
+import dev.jobapi.worker.provider.ProviderRequest;
+import dev.jobapi.worker.repository.AttemptWork;
+import dev.jobapi.worker.service.AttemptSteps.Loaded;
+import jakarta.enterprise.context.ApplicationScoped;
+import org.jboss.logging.Logger;
+
+/**
+ * The first step of a delivery: reads where the attempt stands and decides what this message is
+ * for. A free starting attempt is claimed here, under a lease, with the provider request it will
+ * send, so the call that follows needs nothing more from the database.
+ */
+@ApplicationScoped
+public class ClaimStep {
+
+    private static final Logger LOG = Logger.getLogger(ClaimStep.class);
+
+    /** What the delivery goes on to do. */
+    public enum Next {
+        /** Nothing: a duplicate or late message. */
+        NOTHING,
+        /** Another worker holds a live lease: the message waits in the delay queue. */
+        PARK,
+        /** Claimed: call the provider with {@link Decision#request()}. */
+        CALL,
+        /** A stored result waits for the election. */
+        ELECT,
+        /** An elected winner waits for its apply. */
+        APPLY,
+        /** A provider's signed callback for an unknown attempt arrived: reconcile from it. */
+        RECONCILE
+    }
+
+    /** The decision, and the provider request when the attempt was claimed. */
+    public record Decision(Next next, ProviderRequest request) {
+        static final Decision NOTHING = new Decision(Next.NOTHING, null);
+
+        static Decision of(Next next) {
+            return new Decision(next, null);
+        }
+    }
+
+    private final AttemptRepository attempts;
+    private final AttemptWork work;
+    private final AttemptOutcomes outcomes;
+    private final JobEvents events;
+    private final ProviderCallbacks callbacks;
+    private final LeaseKeeper leases;
+    private final WorkerConfig config;
+    private final ObjectMapper mapper;
+    private final String workerId;
+
+    ClaimStep(
+            AttemptRepository attempts,
+            AttemptWork work,
+            AttemptOutcomes outcomes,
+            JobEvents events,
+            ProviderCallbacks callbacks,
+            LeaseKeeper leases,
+            WorkerConfig config,
+            ObjectMapper mapper) {
+        this.attempts = attempts;
+        this.work = work;
+        this.outcomes = outcomes;
+        this.events = events;
+        this.callbacks = callbacks;
+        this.leases = leases;
+        this.config = config;
+        this.mapper = mapper;
+        this.workerId = config.worker().idOrPid();
+    }
+
+    Decision decide(Loaded step, boolean redelivered) {
+        Attempt attempt = step.attempt();
+        Job job = step.job();
+        events.record(
+                job.id(),
+                attempt.id(),
+                redelivered ? "message.redelivered" : "message.delivered",
+                "attempt " + attempt.state().wireName() + ", worker " + workerId);
+        switch (attempt.state()) {
+            case SUCCEEDED:
+                boolean unfinishedWinner = attempt.id().equals(job.winningAttemptId())
+                        && !job.state().isTerminal();
+                return Decision.of(unfinishedWinner ? Next.APPLY : Next.NOTHING);
+            case UNKNOWN:
+                // An operator's resolution (usage recorded, quarantine lifted) sends it on to the election.
+                boolean resolved = !attempt.quarantined()
+                        && attempts.generation(attempt.id()).isPresent()
+                        && attempts.usage(attempt.id())
+                                .filter(u -> u.source() == UsageSource.PROVIDER_REPORTED)
+                                .isPresent();
+                if (resolved) {
+                    return Decision.of(Next.ELECT);
+                }
+                // A provider's signed callback arrived: reconcile from it now rather than at the next round.
+                return Decision.of(callbacks.find(attempt.id()).isPresent() ? Next.RECONCILE : Next.NOTHING);
+            case FAILED, SUPERSEDED:
+                LOG.debugf("Attempt %s is %s; duplicate or late message", attempt.id(), attempt.state());
+                return Decision.NOTHING;
+            case STARTING:
+                break;
+        }
+        if (attempts.generation(attempt.id()).isPresent()) {
+            return Decision.of(Next.ELECT);
+        }
+        if (attempt.leaseOwner() == null) {
+            if (job.state().isTerminal()) {
+                attempt.lose("job was " + job.state().wireName() + " before the attempt started", step.now());
+                return Decision.NOTHING;
+            }
+            if (!work.claim(attempt.id(), workerId, step.now(), config.worker().lease())) {
+                return Decision.of(Next.PARK);
+            }
+            job.start(step.now());
+            events.record(
+                    job.id(), attempt.id(), "attempt.claimed", "by " + workerId + ", request sent at " + step.now());
+            return new Decision(Next.CALL, request(step));
+        }
+        if (work.leaseLive(attempt.id())) {
+            events.record(job.id(), attempt.id(), "message.parked", "lease of " + attempt.leaseOwner() + " is live");
+            return Decision.of(Next.PARK);
+        }
+        outcomes.leaseLost(step);
+        return Decision.NOTHING;
+    }
+
+    private ProviderRequest request(Loaded step) {
+        Attempt attempt = step.attempt();
+        Job job = step.job();
+        String prompt;
+        try {
+            prompt = mapper.readTree(job.input()).path("prompt").asText("");
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("Stored input of job " + job.id() + " is not JSON", e);
+        }
+        // The provider name travels in the prompt too, so a scripted fake can tell attempts apart.
+        prompt += "\n\nJob input: " + job.input() + "\nProvider: " + attempt.provider();
+        return new ProviderRequest(
+                attempt.id(),
+                attempt.requestKey(),
+                attempt.provider(),
+                prompt,
+                step.now().plus(config.worker().callDeadline()),
+                leases.guardFor(attempt.id()));
+    }
+}

@@ -1,0 +1,85 @@
+package dev.jobapi.worker.service;
+
+import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.attempt.AttemptRepository;
+import dev.jobapi.common.attempt.AttemptState;
+import dev.jobapi.common.attempt.Generation;
+import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEvents;
+import dev.jobapi.worker.service.AttemptSteps.Loaded;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * One winner per job (rule 6), decided by the job's version: the election writes the winner
+ * through the job entity, and of two attempts electing themselves at once the second fails its
+ * version check; its step runs again ({@link AttemptSteps}), finds the winner, and loses. No row
+ * lock is taken for it. The loser's output is kept (within a bound) and never applied.
+ */
+@ApplicationScoped
+public class ElectionStep {
+
+    private final AttemptRepository attempts;
+    private final AttemptOutcomes outcomes;
+    private final AttemptSteps steps;
+    private final ApplyStep apply;
+    private final JobEvents events;
+    private final WorkerMetrics metrics;
+
+    ElectionStep(
+            AttemptRepository attempts,
+            AttemptOutcomes outcomes,
+            AttemptSteps steps,
+            ApplyStep apply,
+            JobEvents events,
+            WorkerMetrics metrics) {
+        this.attempts = attempts;
+        this.outcomes = outcomes;
+        this.steps = steps;
+        this.apply = apply;
+        this.events = events;
+        this.metrics = metrics;
+    }
+
+    /**
+     * Elects the attempt if its job has no winner and is open, else it loses.
+     *
+     * @return true when the attempt is the job's winner and its apply is still to do
+     */
+    boolean elect(Loaded step) {
+        Attempt attempt = step.attempt();
+        Job job = step.job();
+        boolean resolvedUnknown = attempt.state() == AttemptState.UNKNOWN && !attempt.quarantined();
+        if (resolvedUnknown && attempt.outputDigest() == null) {
+            Optional<Generation> stored = attempts.generation(attempt.id());
+            if (stored.isEmpty()) {
+                return false; // nothing to elect yet
+            }
+            attempt.recordOutput(stored.get().outputDigest(), step.now());
+        }
+        if (attempt.state() != AttemptState.STARTING && !resolvedUnknown) {
+            return attempt.state() == AttemptState.SUCCEEDED
+                    && attempt.id().equals(job.winningAttemptId())
+                    && !job.state().isTerminal();
+        }
+        if (job.state().isTerminal() || job.winningAttemptId() != null) {
+            outcomes.lose(
+                    step,
+                    job.winningAttemptId() != null
+                            ? "attempt " + job.winningAttemptId() + " won the job"
+                            : "job was " + job.state().wireName() + " when this result arrived");
+            return false;
+        }
+        job.elect(attempt.id(), step.now());
+        attempt.succeed(step.now());
+        step.afterCommit(() -> metrics.attemptOutcome(attempt.provider(), "succeeded"));
+        events.record(job.id(), attempt.id(), "winner.elected", "output " + attempt.outputDigest());
+        return true;
+    }
+
+    /** Elects a stored result in one step with the winner's apply reservation, then applies it. */
+    public void electAndApply(UUID attemptId) {
+        apply.finish(attemptId, steps.run(attemptId, null, step -> elect(step) ? apply.reserve(step) : null));
+    }
+}

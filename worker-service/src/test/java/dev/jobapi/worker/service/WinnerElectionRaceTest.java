@@ -1,0 +1,57 @@
+package dev.jobapi.worker.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.jobapi.worker.FakeProviderResource;
+import dev.jobapi.worker.WorkerTestSupport;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Rule 6 rests on the job's version, not on a row lock: two elections of one job, each in its own
+ * transaction with neither holding a lock, leave exactly one winner. The race is made certain by
+ * committing the second election between the first one's load and its write.
+ */
+@QuarkusTest
+@QuarkusTestResource(value = FakeProviderResource.class, restrictToAnnotatedClass = true)
+class WinnerElectionRaceTest extends WorkerTestSupport {
+
+    @Inject
+    AttemptSteps steps;
+
+    @Inject
+    ElectionStep election;
+
+    @Test
+    void twoElectionsRacingWithoutARowLockLeaveOneWinnerAndTheOtherLoses() {
+        UUID job = aJob("two elections race");
+        UUID first = aStartingAttempt(job, "fake-a");
+        UUID second = aStartingAttempt(job, "fake-b");
+        // Both answered: their outputs are recorded, as the record step leaves them for the election.
+        execute("UPDATE attempt SET output_digest = 'sha256:' || id WHERE job_id = '" + job + "'");
+        AtomicInteger runsOfFirst = new AtomicInteger();
+
+        boolean firstWon = steps.run(first, false, step -> {
+            if (runsOfFirst.incrementAndGet() == 1) {
+                // The job is loaded at its old version; the other election commits now.
+                assertThat(steps.run(second, false, election::elect)).isTrue();
+            }
+            return election.elect(step);
+        });
+
+        assertThat(firstWon).isFalse();
+        assertThat(runsOfFirst)
+                .as("the stale write failed its version check and the step ran again")
+                .hasValue(2);
+        assertThat(text("SELECT winning_attempt_id FROM job WHERE id = '" + job + "'"))
+                .isEqualTo(second.toString());
+        assertThat(attemptState(second)).isEqualTo("succeeded");
+        assertThat(attemptState(first)).isEqualTo("superseded");
+        assertThat(count("SELECT count(*) FROM attempt WHERE state = 'succeeded' AND job_id = '" + job + "'"))
+                .isEqualTo(1);
+    }
+}
