@@ -442,15 +442,19 @@ function main(renderedDir) {
     return problems.length ? problems : [note(Object.values(images).join(", "))];
   });
 
-  // ---- the two overlays
-  for (const overlay of ["dev", "prod"]) {
+  // ---- the overlays; observability is the dev overlay with tracing and monitoring added
+  for (const [overlay, flavour] of [["dev", "dev"], ["prod", "prod"], ["observability", "dev"]]) {
     const objs = renders[overlay];
     if (!objs) {
       check(`${overlay}: rendered`, () => [`no ${overlay}.yaml in ${renderedDir}`]);
       continue;
     }
-    overlayChecks(overlay, objs, { templateSecrets, props, poms, images });
+    overlayChecks(overlay, flavour, objs, { templateSecrets, props, poms, images });
   }
+
+  // ---- dashboards, alerts and scraping (k8s/addons/monitoring), and tracing
+  monitoringChecks(renders, { props });
+  if (renders.observability) tracingChecks(renders.observability);
 
   // ---- worker scaling against the prod overlay it is applied with
   scalingChecks(renders, { templateSecrets, queue });
@@ -459,7 +463,8 @@ function main(renderedDir) {
   process.exitCode = failed ? 1 : 0;
 }
 
-function overlayChecks(overlay, objs, { templateSecrets, props, poms, images }) {
+// `flavour` is "dev" (one replica of everything, images as the local build names them) or "prod".
+function overlayChecks(overlay, flavour, objs, { templateSecrets, props, poms, images }) {
   const workloads = objs.filter((o) => WORKLOADS.has(o.kind));
   const deployments = of(objs, "Deployment");
   const api = deploymentOf(objs, "api-service");
@@ -706,8 +711,8 @@ function overlayChecks(overlay, objs, { templateSecrets, props, poms, images }) 
       if (!want) return ["image names unknown (see the Jib check)"];
       for (const w of workloads) {
         for (const c of containersOf(w).filter((x) => imageRepo(x.image) === s)) {
-          const ok = overlay === "dev" ? c.image === want : c.image.endsWith(`/${want}`) && c.image !== want;
-          if (!ok) problems.push(`${w.metadata.name}/${c.name}: ${c.image}, want ${overlay === "dev" ? want : `<registry>/${want}`}`);
+          const ok = flavour === "dev" ? c.image === want : c.image.endsWith(`/${want}`) && c.image !== want;
+          if (!ok) problems.push(`${w.metadata.name}/${c.name}: ${c.image}, want ${flavour === "dev" ? want : `<registry>/${want}`}`);
         }
       }
     }
@@ -770,9 +775,12 @@ function overlayChecks(overlay, objs, { templateSecrets, props, poms, images }) 
   check(`${overlay}: every pod is covered by ingress and egress NetworkPolicies, engines by ingress`, () => {
     const problems = [];
     const allowed = {
-      "api-service": { Ingress: [8080, 9000], Egress: [53, 5432, 5672] },
-      "worker-service": { Ingress: [9001], Egress: [53, 5432, 5672, 443, 8090] },
+      // 4317: spans to the OpenTelemetry Collector, where an overlay runs one.
+      "api-service": { Ingress: [8080, 9000], Egress: [53, 5432, 5672, 4317] },
+      "worker-service": { Ingress: [9001], Egress: [53, 5432, 5672, 443, 8090, 4317] },
       "fake-provider": { Ingress: [8090], Egress: [53, 8080] },
+      "opentelemetry-collector-contrib": { Ingress: [4317], Egress: [53, 4317] },
+      "all-in-one": { Ingress: [4317, 16686], Egress: [] },
     };
     for (const w of workloads) {
       const labels = podLabels(w);
@@ -891,8 +899,8 @@ function overlayChecks(overlay, objs, { templateSecrets, props, poms, images }) 
     return problems;
   });
 
-  if (overlay === "dev") {
-    check("dev: a single replica of everything", () => [
+  if (flavour === "dev") {
+    check(`${overlay}: a single replica of everything`, () => [
       ...deployments.filter((d) => (d.spec.replicas ?? 1) !== 1).map((d) => `Deployment ${d.metadata.name} has ${d.spec.replicas} replicas`),
       ...hpas.filter((h) => h.spec.minReplicas !== 1 || h.spec.maxReplicas !== 1).map((h) => `HPA ${h.metadata.name} scales ${h.spec.minReplicas}-${h.spec.maxReplicas}`),
       ...rabbit.filter((r) => (r.spec.replicas ?? 1) !== 1).map((r) => `RabbitmqCluster has ${r.spec.replicas} nodes`),
@@ -993,6 +1001,169 @@ function scalingChecks(renders, { templateSecrets, queue }) {
       ? [note(`${need} + ${RESERVED_CONNECTIONS} reserved <= ${max}`)]
       : [`${apis}+1 api pods x ${pool(api, "api-service")} + ${workers}+1 workers x ${pool(worker, "worker-service")} + migration = ${need}, max_connections ${max}`];
   });
+}
+
+// The Grafana dashboard, the alerts and the ServiceMonitor of k8s/addons/monitoring: well formed,
+// and scraping what the services serve. bin/check-monitoring checks the metric names against the
+// running services and runs promtool; this needs no cluster and no running service.
+function monitoringChecks(renders, { props }) {
+  const mon = renders.monitoring;
+  if (!mon) {
+    check("monitoring: rendered", () => ["monitoring.yaml was not rendered"]);
+    return;
+  }
+  check("monitoring: the Grafana dashboard is a ConfigMap the sidecar provisions, every panel a query on the chosen Prometheus", () => {
+    const problems = [];
+    const maps = of(mon, "ConfigMap").filter((c) => c.metadata.labels?.grafana_dashboard === "1");
+    if (maps.length === 0) return ["no ConfigMap labelled grafana_dashboard=1"];
+    for (const m of maps) {
+      for (const [file, text] of Object.entries(m.data ?? {})) {
+        const where = `ConfigMap ${m.metadata.name} ${file}`;
+        let d;
+        try {
+          d = JSON.parse(text);
+        } catch (e) {
+          problems.push(`${where}: not JSON: ${e.message}`);
+          continue;
+        }
+        if (!d.uid || !d.title) problems.push(`${where}: no uid or title`);
+        if (!d.templating?.list?.some((v) => v.type === "datasource" && v.name === "datasource")) {
+          problems.push(`${where}: no datasource variable (panels must not name one Prometheus by uid)`);
+        }
+        const panels = (d.panels ?? []).filter((x) => x.type !== "row");
+        if (panels.length === 0) problems.push(`${where}: no panels`);
+        const ids = new Set();
+        for (const x of d.panels ?? []) {
+          if (ids.has(x.id)) problems.push(`${where}: panel id ${x.id} twice`);
+          ids.add(x.id);
+          const g = x.gridPos ?? {};
+          if (!(g.w > 0 && g.h > 0 && g.x >= 0 && g.x + g.w <= 24)) problems.push(`${where}: panel "${x.title}" lies outside the 24-column grid`);
+        }
+        for (const x of panels) {
+          if (x.datasource?.uid !== "${datasource}") problems.push(`${where}: panel "${x.title}" does not use the datasource variable`);
+          if (!x.targets?.length || x.targets.some((t) => !String(t.expr ?? "").trim())) problems.push(`${where}: panel "${x.title}" has no query`);
+        }
+      }
+    }
+    return problems.length ? problems : [note(`${maps.length} dashboard(s)`)];
+  });
+
+  check("monitoring: every alert has a unique name, a severity, a summary, a description and a for", () => {
+    const problems = [];
+    const rules = of(mon, "PrometheusRule").flatMap((r) => r.spec.groups.flatMap((g) => g.rules));
+    const alerts = rules.filter((r) => r.alert);
+    if (alerts.length === 0) return ["no alerts"];
+    const seen = new Set();
+    for (const a of alerts) {
+      if (seen.has(a.alert)) problems.push(`${a.alert} is defined twice`);
+      seen.add(a.alert);
+      if (!["critical", "warning", "info"].includes(a.labels?.severity)) problems.push(`${a.alert}: severity ${a.labels?.severity}`);
+      if (!a.annotations?.summary || !a.annotations?.description) problems.push(`${a.alert}: no summary or description`);
+      if (!a.for) problems.push(`${a.alert}: no for (a single scrape would page)`);
+    }
+    return problems.length ? problems : [note(`${alerts.length} alerts`)];
+  });
+
+  check("monitoring: the ServiceMonitor scrapes /q/metrics on the management port of both services", () => {
+    if (!renders.dev) return ["dev.yaml was not rendered"];
+    const problems = [];
+    const monitors = of(mon, "ServiceMonitor");
+    if (monitors.length === 0) return ["no ServiceMonitor"];
+    const services = of(renders.dev, "Service");
+    for (const s of SERVICES) {
+      const deployment = deploymentOf(renders.dev, s);
+      const main = podSpec(deployment).containers.find((c) => imageRepo(c.image) === s);
+      const port = Number(props[s]["quarkus.management.port"] ?? 9000);
+      const path = `/${props[s]["quarkus.http.non-application-root-path"] ?? "q"}/metrics`.replace(/^\/\//, "/");
+      const scraped = monitors.some((m) =>
+        services.some(
+          (svc) =>
+            svc.metadata.namespace === m.metadata.namespace &&
+            selects(m.spec.selector, svc.metadata.labels ?? {}) &&
+            selects({ matchLabels: svc.spec.selector }, podLabels(deployment)) &&
+            m.spec.endpoints.some((e) => {
+              const sp = svc.spec.ports.find((x) => x.name === e.port);
+              return sp && containerPort(main, sp.targetPort ?? sp.port) === port && (e.path ?? "/metrics") === path;
+            }),
+        ),
+      );
+      if (!scraped) problems.push(`${s}: no ServiceMonitor endpoint reaches ${path} on its management port ${port}`);
+    }
+    return problems;
+  });
+}
+
+// The observability overlay's traces: services -> OpenTelemetry Collector -> Jaeger, each hop a
+// Service that routes to the right pod and port, and allowed by the network policies.
+function tracingChecks(objs) {
+  const collector = deploymentOf(objs, "opentelemetry-collector-contrib");
+  const jaeger = deploymentOf(objs, "all-in-one");
+  check("observability: runs an OpenTelemetry Collector and Jaeger", () => [
+    ...(collector ? [] : ["no Deployment runs otel/opentelemetry-collector-contrib"]),
+    ...(jaeger ? [] : ["no Deployment runs jaegertracing/all-in-one"]),
+  ]);
+  if (!collector || !jaeger) return;
+
+  const hop = (from, url, to, what) => {
+    const t = serviceTarget(objs, url);
+    const problems = t.problems.map((x) => `${what}: ${x}`);
+    if (t.target && t.target !== to) problems.push(`${what}: ${url.host} routes to ${t.target.metadata.name}, not ${to.metadata.name}`);
+    if (t.target === to) {
+      if (!t.podPort) problems.push(`${what}: ${url.host} routes to no container port`);
+      else {
+        if (!allows(objs, podLabels(from), "Egress", podLabels(to), t.podPort)) problems.push(`${what}: egress from ${from.metadata.name} to ${to.metadata.name}:${t.podPort} is not allowed`);
+        if (!allows(objs, podLabels(to), "Ingress", podLabels(from), t.podPort)) problems.push(`${what}: ${to.metadata.name} does not admit ${from.metadata.name} on :${t.podPort}`);
+      }
+    }
+    return problems;
+  };
+
+  check("observability: both services export their spans to the collector, and the policies let them", () =>
+    SERVICES.flatMap((s) => {
+      const d = deploymentOf(objs, s);
+      const endpoint = envOf(podSpec(d).containers.find((c) => imageRepo(c.image) === s), objs).QUARKUS_OTEL_EXPORTER_OTLP_ENDPOINT;
+      if (!endpoint || !URL.canParse(endpoint)) return [`${s}: QUARKUS_OTEL_EXPORTER_OTLP_ENDPOINT is ${endpoint}`];
+      return hop(d, new URL(endpoint), collector, s);
+    }),
+  );
+
+  check("observability: the collector's trace pipeline is whole and exports to Jaeger, and the policies let it", () => {
+    const problems = [];
+    const volume = podSpec(collector).volumes?.find((v) => v.configMap);
+    const map = volume && named(objs, "ConfigMap", volume.configMap.name);
+    const text = map && Object.values(map.data ?? {})[0];
+    if (!text) return ["the collector mounts no ConfigMap with its configuration"];
+    const conf = YAML.parse(text);
+    const pipeline = conf.service?.pipelines?.traces;
+    if (!pipeline) return ["no traces pipeline"];
+    for (const section of ["receivers", "processors", "exporters"]) {
+      for (const name of pipeline[section] ?? []) {
+        if (!Object.hasOwn(conf[section] ?? {}, name)) problems.push(`traces pipeline names ${section.slice(0, -1)} ${name}, which is not defined`);
+      }
+    }
+    for (const name of conf.service?.extensions ?? []) {
+      if (!Object.hasOwn(conf.extensions ?? {}, name)) problems.push(`service names extension ${name}, which is not defined`);
+    }
+    const main = podSpec(collector).containers[0];
+    const grpc = String(conf.receivers?.otlp?.protocols?.grpc?.endpoint ?? "").split(":").pop();
+    if (!containerPort(main, Number(grpc))) problems.push(`the OTLP receiver listens on ${grpc}, no container port`);
+    const health = Number(String(conf.extensions?.health_check?.endpoint ?? "").split(":").pop());
+    for (const probe of ["startupProbe", "readinessProbe", "livenessProbe"]) {
+      if (containerPort(main, main[probe]?.httpGet?.port) !== health) problems.push(`${probe} does not ask the health_check extension on :${health}`);
+    }
+    const exporters = (pipeline.exporters ?? []).map((n) => conf.exporters?.[n]?.endpoint).filter(Boolean);
+    if (exporters.length === 0) problems.push("the traces pipeline exports nowhere");
+    for (const endpoint of exporters) problems.push(...hop(collector, new URL(`http://${endpoint}`), jaeger, "collector"));
+    return problems;
+  });
+
+  check("observability: tracing images are pinned to a release", () =>
+    [collector, jaeger].flatMap((d) =>
+      containersOf(d)
+        .filter((c) => !/:\d+\.\d+\.\d+$/.test(c.image))
+        .map((c) => `${d.metadata.name}/${c.name}: ${c.image} is not pinned to a release tag`),
+    ),
+  );
 }
 
 function* filesUnder(dir) {

@@ -1,4 +1,4 @@
-// The page's only door to the HTTP API (API.md): adds the bearer token, reads JSON, text and
+// The page's only door to the HTTP API (docs/api.md): adds the bearer token, reads JSON, text and
 // RFC 9457 problem bodies, and turns a failed connection into a problem too, so callers handle
 // one shape. The token lives in sessionStorage: it survives a reload, not the closing of the tab.
 

@@ -1,4 +1,4 @@
-// Pending writes that carry an Idempotency-Key (API.md): the job draft of "Generate patch" and
+// Pending writes that carry an Idempotency-Key (docs/api.md): the job draft of "Generate patch" and
 // one pending attempt request per job. Each is stored in sessionStorage BEFORE it is sent, so a
 // double click, a lost answer and a reload all resend the same key and the server answers with
 // the same job or attempt instead of making a second one. A draft is settled (removed) only by

@@ -1,6 +1,6 @@
-// Problem responses (RFC 9457, API.md) in words a person understands. The code is always shown
-// next to the words, so a person can quote it and a test can find it. Codes not listed here fall
-// back to the server's title and detail.
+// Problem responses (RFC 9457, docs/api.md#errors) in words a person understands. The code is
+// always shown next to the words, so a person can quote it and a test can find it. Codes not listed
+// here fall back to the server's title and detail.
 
 const MESSAGES = {
   'review-required':

@@ -14,7 +14,10 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** Operators (DESIGN.md rules 11 and 13): kill switch, dead letters, quarantine, audit, timeline. */
+/**
+ * Operators (docs/design.md, rules 11 and 13): kill switch, dead letters, quarantine, audit,
+ * timeline.
+ */
 @QuarkusTest
 class AdminTest extends ApiTestSupport {
 

@@ -13,7 +13,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
-/** DESIGN.md rule 2 and API.md's POST /jobs/{id}/attempts and cancel tables. */
+/**
+ * docs/design.md, rule 2, and the POST /jobs/{id}/attempts and cancel tables of docs/api.md#jobs.
+ */
 @QuarkusTest
 class AttemptRequestTest extends ApiTestSupport {
 

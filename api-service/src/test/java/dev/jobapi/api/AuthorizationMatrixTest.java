@@ -17,8 +17,8 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Every endpoint against every kind of caller (DESIGN.md rule 10). The job belongs to alice; its
- * first attempt has failed, so a new attempt is allowed for whoever may act on the job. Another
+ * Every endpoint against every kind of caller (docs/design.md, rule 10). The job belongs to alice;
+ * its first attempt has failed, so a new attempt is allowed for whoever may act on the job. Another
  * owner's job is always 404, never 403 and never its data. The table is repeated in the README.
  */
 @QuarkusTest

@@ -15,8 +15,9 @@ import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 
 /**
- * DESIGN.md rule 5, the callback half: a provider's result for an unknown attempt arrives signed,
- * is stored once and announced to the workers; anything unsigned, stale or foreign changes nothing.
+ * docs/design.md, rule 5, the callback half: a provider's result for an unknown attempt arrives
+ * signed, is stored once and announced to the workers; anything unsigned, stale or foreign changes
+ * nothing.
  */
 @QuarkusTest
 class CallbackTest extends ApiTestSupport {

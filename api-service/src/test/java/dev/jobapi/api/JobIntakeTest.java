@@ -20,7 +20,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 
-/** DESIGN.md rule 1 and API.md's POST /jobs table, over the real database. */
+/** docs/design.md, rule 1, and the POST /jobs table of docs/api.md#jobs, over the real database. */
 @QuarkusTest
 class JobIntakeTest extends ApiTestSupport {
 

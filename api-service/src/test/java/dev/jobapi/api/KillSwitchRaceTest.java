@@ -17,9 +17,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * DESIGN.md rule 11 under concurrency: a decision that read the switch "on" (a fallback being made
- * in its transaction) and an operator turning it off cannot interleave. The flip waits until the
- * decision committed; every decision after the flip reads "off".
+ * docs/design.md, rule 11, under concurrency: a decision that read the switch "on" (a fallback
+ * being made in its transaction) and an operator turning it off cannot interleave. The flip waits
+ * until the decision committed; every decision after the flip reads "off".
  */
 @QuarkusTest
 class KillSwitchRaceTest extends ApiTestSupport {

@@ -16,7 +16,10 @@ import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** DESIGN.md rule 3: no message for an uncommitted attempt, no committed attempt without a message. */
+/**
+ * docs/design.md, rule 3: no message for an uncommitted attempt, no committed attempt without a
+ * message.
+ */
 @QuarkusTest
 class OutboxRelayTest extends ApiTestSupport {
 

@@ -6,7 +6,7 @@ import static org.hamcrest.Matchers.equalTo;
 import io.quarkus.test.junit.QuarkusTest;
 import org.junit.jupiter.api.Test;
 
-/** DESIGN.md rule 10: ownership on every verb; another owner's job is a 404, never a 403. */
+/** docs/design.md, rule 10: ownership on every verb; another owner's job is a 404, never a 403. */
 @QuarkusTest
 class OwnershipTest extends ApiTestSupport {
 

@@ -10,7 +10,10 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 import org.junit.jupiter.api.Test;
 
-/** DESIGN.md rule 12 as operators and clients see it: acceptance runs, eligibility, a job's fallback list. */
+/**
+ * docs/design.md, rule 12, as operators and clients see it: acceptance runs, eligibility, a job's
+ * fallback list.
+ */
 @QuarkusTest
 class ProviderAdminTest extends ApiTestSupport {
 

@@ -17,7 +17,10 @@ import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
-/** DESIGN.md rule 12: a provider earns automatic fallback by passing the acceptance fixtures, not by answering. */
+/**
+ * docs/design.md, rule 12: a provider earns automatic fallback by passing the acceptance fixtures,
+ * not by answering.
+ */
 @QuarkusTest
 @QuarkusTestResource(value = FakeProviderResource.class, restrictToAnnotatedClass = true)
 class AcceptanceRunnerTest extends WorkerTestSupport {

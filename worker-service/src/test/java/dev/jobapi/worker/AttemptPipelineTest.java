@@ -28,7 +28,9 @@ import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
-/** DESIGN.md rules 4 to 9 and 13, end to end over the real database, broker, provider and git. */
+/**
+ * docs/design.md, rules 4 to 9 and 13, end to end over the real database, broker, provider and git.
+ */
 @QuarkusTest
 @QuarkusTestResource(value = FakeProviderResource.class, restrictToAnnotatedClass = true)
 class AttemptPipelineTest extends WorkerTestSupport {

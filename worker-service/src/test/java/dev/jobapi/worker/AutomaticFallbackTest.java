@@ -11,7 +11,10 @@ import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
-/** DESIGN.md rules 11 and 12: automatic fallback is earned by acceptance and stopped by the kill switch. */
+/**
+ * docs/design.md, rules 11 and 12: automatic fallback is earned by acceptance and stopped by the
+ * kill switch.
+ */
 @QuarkusTest
 @QuarkusTestResource(value = FakeProviderResource.class, restrictToAnnotatedClass = true)
 class AutomaticFallbackTest extends WorkerTestSupport {

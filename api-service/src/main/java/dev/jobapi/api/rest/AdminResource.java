@@ -32,7 +32,10 @@ import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
-/** The operators' endpoints of API.md: dead letters, the kill switch, quarantine and the audit trail. */
+/**
+ * The operators' endpoints (docs/api.md#operators-role-operator): dead letters, the kill switch,
+ * quarantine and the audit trail.
+ */
 // Every operation answers these; they are declared once for the class.
 @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
 @APIResponse(responseCode = "403", description = "forbidden (operators only)")

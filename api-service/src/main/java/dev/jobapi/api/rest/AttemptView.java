@@ -7,7 +7,7 @@ import dev.jobapi.common.attempt.UsageSource;
 import java.time.Instant;
 import java.util.UUID;
 
-/** The Attempt representation of API.md. */
+/** The Attempt representation of docs/api.md#representations. */
 public record AttemptView(
         UUID id,
         UUID jobId,

@@ -24,8 +24,9 @@ import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
 /**
- * Where providers that call back deliver a result we may have lost (DESIGN.md rule 5). No bearer
- * token: the provider proves itself with an HMAC over the body (see {@link CallbackSignatures}).
+ * Where providers that call back deliver a result we may have lost (docs/design.md, rule 5). No
+ * bearer token: the provider proves itself with an HMAC over the body (see {@link
+ * CallbackSignatures}).
  */
 @Path("/callbacks")
 @PermitAll

@@ -40,7 +40,7 @@ import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
-/** The job endpoints of API.md: intake, reads, attempts, cancel and output. */
+/** The job endpoints of docs/api.md#jobs: intake, reads, attempts, cancel and output. */
 // Every operation answers these; they are declared once for the class.
 @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
 @Path("/jobs")

@@ -7,9 +7,9 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * The Job representation of API.md. {@code actions} is what the caller may do now, computed by the
- * server, so a client draws its buttons from it and keeps no state of its own. {@code fallback} lists
- * the providers automatic fallback may move to, in order.
+ * The Job representation of docs/api.md#representations. {@code actions} is what the caller may do
+ * now, computed by the server, so a client draws its buttons from it and keeps no state of its own.
+ * {@code fallback} lists the providers automatic fallback may move to, in order.
  */
 public record JobView(
         UUID id,

@@ -6,8 +6,8 @@ import jakarta.ws.rs.core.Response;
 import java.util.Map;
 
 /**
- * The RFC 9457 body, with the short {@code code} API.md promises and, where a problem has figures
- * a client needs (a budget), extension members beside the standard ones.
+ * The RFC 9457 body, with the short {@code code} docs/api.md#errors promises and, where a problem
+ * has figures a client needs (a budget), extension members beside the standard ones.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ProblemDetails(

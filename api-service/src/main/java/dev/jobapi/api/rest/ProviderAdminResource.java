@@ -19,7 +19,10 @@ import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
-/** Operators' endpoints for providers: acceptance runs, and who automatic fallback may pick (DESIGN.md rule 12). */
+/**
+ * Operators' endpoints for providers: acceptance runs, and who automatic fallback may pick
+ * (docs/design.md, rule 12).
+ */
 @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
 @APIResponse(responseCode = "403", description = "forbidden (operators only)")
 @Path("/admin/providers")

@@ -19,8 +19,9 @@ import java.util.UUID;
 import java.util.stream.Collectors;
 
 /**
- * New attempts of an existing job (DESIGN.md rule 2): state transitions, never new jobs. The job
- * row is locked for the decision, so two concurrent requests cannot both pass the open-attempt guard.
+ * New attempts of an existing job (docs/design.md, rule 2): state transitions, never new jobs. The
+ * job row is locked for the decision, so two concurrent requests cannot both pass the open-attempt
+ * guard.
  */
 @ApplicationScoped
 public class AttemptRequests {

@@ -13,9 +13,9 @@ import jakarta.transaction.Transactional;
 import java.time.Clock;
 
 /**
- * Takes in a verified provider callback (DESIGN.md rule 5): stores it in the inbox and announces
- * its attempt through the outbox, so a worker reconciles the attempt from it at once, by the same
- * path as a lookup at the provider. Nothing is decided here.
+ * Takes in a verified provider callback (docs/design.md, rule 5): stores it in the inbox and
+ * announces its attempt through the outbox, so a worker reconciles the attempt from it at once, by
+ * the same path as a lookup at the provider. Nothing is decided here.
  */
 @ApplicationScoped
 public class CallbackIntake {

@@ -9,8 +9,9 @@ import jakarta.transaction.Transactional;
 import java.time.Clock;
 
 /**
- * Flips the kill switch for new fallback attempts (DESIGN.md rule 11). Turning it off refuses new
- * attempts on existing jobs, manual and automatic; it deletes nothing, and every flip is audited.
+ * Flips the kill switch for new fallback attempts (docs/design.md, rule 11). Turning it off refuses
+ * new attempts on existing jobs, manual and automatic; it deletes nothing, and every flip is
+ * audited.
  */
 @ApplicationScoped
 public class FallbackSwitch {

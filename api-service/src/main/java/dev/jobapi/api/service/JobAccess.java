@@ -9,8 +9,8 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.util.UUID;
 
 /**
- * Ownership on every verb (DESIGN.md rule 10): a job the caller may not see does not exist for
- * them, so it is a 404, never a 403 that would confirm the id.
+ * Ownership on every verb (docs/design.md, rule 10): a job the caller may not see does not exist
+ * for them, so it is a 404, never a 403 that would confirm the id.
  */
 @ApplicationScoped
 public class JobAccess {

@@ -18,7 +18,7 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * Job intake (DESIGN.md rule 1): one job per (owner, Idempotency-Key), however many times and
+ * Job intake (docs/design.md, rule 1): one job per (owner, Idempotency-Key), however many times and
  * however concurrently the same request arrives.
  */
 @ApplicationScoped

@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * Operators' view of how providers earn automatic fallback (DESIGN.md rule 12): request an
+ * Operators' view of how providers earn automatic fallback (docs/design.md, rule 12): request an
  * acceptance run (a worker runs it), follow its progress, see who may be picked automatically now.
  */
 @ApplicationScoped

@@ -21,9 +21,9 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * Attempts held because the provider reported no usage (DESIGN.md rule 9). An operator records
- * the reconciled usage (the attempt then goes to the election through the worker, like any result)
- * or fails it; either way with a reason, audited.
+ * Attempts held because the provider reported no usage (docs/design.md, rule 9). An operator
+ * records the reconciled usage (the attempt then goes to the election through the worker, like any
+ * result) or fails it; either way with a reason, audited.
  */
 @ApplicationScoped
 public class Quarantine {

@@ -10,8 +10,8 @@ import java.util.Optional;
 import java.util.UUID;
 
 /**
- * The acceptance runs of providers (DESIGN.md rule 12): operators request them through the API,
- * workers claim and run them, and automatic fallback reads the latest finished one.
+ * The acceptance runs of providers (docs/design.md, rule 12): operators request them through the
+ * API, workers claim and run them, and automatic fallback reads the latest finished one.
  */
 @ApplicationScoped
 public class ProviderAcceptances {

@@ -10,8 +10,8 @@ import java.util.UUID;
 
 /**
  * The inbox of verified provider callbacks. The API stores them; the worker's reconciliation reads
- * them before it asks the provider (DESIGN.md rule 5), so a callback and a lookup lead to the same
- * recording, election and apply.
+ * them before it asks the provider (docs/design.md, rule 5), so a callback and a lookup lead to the
+ * same recording, election and apply.
  */
 @ApplicationScoped
 public class ProviderCallbacks {

@@ -6,7 +6,7 @@ import jakarta.transaction.Transactional;
 import java.time.Instant;
 
 /**
- * Reads the kill switch for new fallback attempts (DESIGN.md rule 11). The API refuses manual
+ * Reads the kill switch for new fallback attempts (docs/design.md, rule 11). The API refuses manual
  * fallbacks and the worker skips automatic ones while it is off; operators flip it through the API.
  */
 @ApplicationScoped

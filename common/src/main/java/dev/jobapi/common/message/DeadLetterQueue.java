@@ -19,11 +19,11 @@ import java.util.UUID;
 import java.util.function.Predicate;
 
 /**
- * Reads and replays {@code jobs.attempts.dlq} for operators (DESIGN.md rule 13). Listing takes
- * messages without acking them and closes the channel, which puts them all back. Replay publishes a
- * copy to the work exchange, waits for the broker's confirm, and only then acks (removes) the
- * dead-lettered original: a crash in between leaves a duplicate, never a loss, and a duplicate is
- * harmless to the worker.
+ * Reads and replays {@code jobs.attempts.dlq} for operators (docs/design.md, rule 13). Listing
+ * takes messages without acking them and closes the channel, which puts them all back. Replay
+ * publishes a copy to the work exchange, waits for the broker's confirm, and only then acks
+ * (removes) the dead-lettered original: a crash in between leaves a duplicate, never a loss, and a
+ * duplicate is harmless to the worker.
  */
 @ApplicationScoped
 public class DeadLetterQueue {

@@ -26,9 +26,9 @@ import java.util.stream.Collectors;
 import org.jboss.logging.Logger;
 
 /**
- * Runs the acceptance runs operators request (DESIGN.md rule 12): each fixture task goes to the
- * provider once, its patch is applied to a fresh copy of the fixture repository and checked, and
- * the result is recorded task by task, so progress shows while the run goes.
+ * Runs the acceptance runs operators request (docs/design.md, rule 12): each fixture task goes to
+ * the provider once, its patch is applied to a fresh copy of the fixture repository and checked,
+ * and the result is recorded task by task, so progress shows while the run goes.
  */
 @ApplicationScoped
 public class AcceptanceRunner {

@@ -167,7 +167,10 @@ public interface WorkerConfig {
         @WithDefault("60s")
         Duration readTimeout();
 
-        /** DESIGN.md's decision table: at most three sends for 429, 5xx and never-sent failures. */
+        /**
+         * The retry decision table (docs/design.md#retry-decision-table): at most three sends for
+         * 429, 5xx and never-sent failures.
+         */
         @WithDefault("3")
         int maxSends();
 

@@ -19,11 +19,11 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Earned automatic fallback (DESIGN.md rules 11 and 12). After an attempt fails definitively (never
- * when its outcome is unknown), the job moves on to the next provider of its fallback list, through
- * the same transition rules and outbox as a manual request, but only to a provider whose acceptance
- * passed recently, only while the kill switch is on and the owner's daily budget has room. Every
- * refusal is recorded on the job.
+ * Earned automatic fallback (docs/design.md, rules 11 and 12). After an attempt fails definitively
+ * (never when its outcome is unknown), the job moves on to the next provider of its fallback list,
+ * through the same transition rules and outbox as a manual request, but only to a provider whose
+ * acceptance passed recently, only while the kill switch is on and the owner's daily budget has
+ * room. Every refusal is recorded on the job.
  */
 @ApplicationScoped
 public class AutomaticFallback {

@@ -1,6 +1,9 @@
 package dev.jobapi.worker.provider;
 
-/** What one provider call came to, in the terms of DESIGN.md's retry decision table. */
+/**
+ * What one provider call came to, in the terms of the retry decision table
+ * (docs/design.md#retry-decision-table).
+ */
 public sealed interface ProviderOutcome {
 
     /** The provider's id for the request, when it told us. */

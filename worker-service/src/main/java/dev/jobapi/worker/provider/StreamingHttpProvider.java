@@ -30,11 +30,11 @@ import javax.net.ssl.SSLHandshakeException;
 import org.jboss.logging.Logger;
 
 /**
- * What every provider adapter shares: DESIGN.md's retry decision table over the JDK HttpClient, and
- * the reading of a server-sent event stream against the read timeout and the attempt's deadline.
- * The JDK client is used because it tells "never sent" (connect refused, DNS, TLS handshake) from
- * "sent, answer lost" (timeout or reset afterwards), which decides between a resend and an unknown
- * attempt.
+ * What every provider adapter shares: the retry decision table
+ * (docs/design.md#retry-decision-table) over the JDK HttpClient, and the reading of a server-sent
+ * event stream against the read timeout and the attempt's deadline. The JDK client is used because
+ * it tells "never sent" (connect refused, DNS, TLS handshake) from "sent, answer lost" (timeout or
+ * reset afterwards), which decides between a resend and an unknown attempt.
  *
  * <p>Every blocking step is bounded. The connect and the headers are bounded by the JDK request
  * timeout (the read timeout), and a send starts only while at least that much is left before the

@@ -27,9 +27,9 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /**
- * DESIGN.md's retry decision table, as every adapter must honour it against the fake provider
- * speaking that adapter's wire format. One nested class per kind runs the whole contract, plus
- * what only that API has.
+ * The retry decision table (docs/design.md#retry-decision-table), as every adapter must honour it
+ * against the fake provider speaking that adapter's wire format. One nested class per kind runs the
+ * whole contract, plus what only that API has.
  */
 class ProviderContractTest {
 
