@@ -238,6 +238,30 @@ class NothingStrandedTest extends WorkerTestSupport {
         assertThat(deadLetters()).isEmpty();
     }
 
+    @Test
+    void messageInFlightWhenTheWorkerStopsIsDeliveredAgainBecauseNothingIsAckedBeforeItsCommit() throws Exception {
+        // Rule 8. The provider answers after the shutdown grace (1 s in tests), so the stopping worker
+        // abandons the message mid-step, as a process killed there would. Unacked, the broker gives
+        // it to the next consumer: the timeline shows the redelivery. Acked on receipt, it would not.
+        fake().addScript(Script.of("abandoned mid-step", Step.delayed(1_500)));
+        UUID job = aJob("abandoned mid-step");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE).until(() -> count("SELECT count(*) FROM attempt WHERE lease_owner IS NOT NULL") > 0);
+        try {
+            consumer.stopConsuming();
+        } finally {
+            consumer.resume();
+        }
+        await().atMost(PATIENCE)
+                .until(() -> "completed".equals(jobState(job))
+                        && count("SELECT count(*) FROM job_event WHERE attempt_id = '" + attempt
+                                        + "' AND kind = 'message.redelivered'")
+                                > 0);
+        assertThat(requestsMatching("abandoned mid-step")).hasSize(1);
+        assertThat(deadLetters()).isEmpty();
+    }
+
     private void storeResult(UUID attempt) {
         String patch = DemoRepository.defaultPatch().replace("'", "''");
         execute("INSERT INTO generation (attempt_id, patch, output_digest, created_at) VALUES ('" + attempt

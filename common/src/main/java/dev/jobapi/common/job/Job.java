@@ -38,7 +38,7 @@ public class Job {
     @Column(name = "provider", nullable = false, updatable = false)
     private String provider;
 
-    /** Where automatic fallback may move, in order, after a definitive failure (DESIGN.md rule 12). */
+    /** Where automatic fallback may move, in order, after a definitive failure (docs/design.md, rule 12). */
     @Column(name = "fallback_providers", nullable = false, updatable = false)
     private String[] fallbackProviders;
 

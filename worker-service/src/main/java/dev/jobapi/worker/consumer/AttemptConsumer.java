@@ -39,7 +39,7 @@ import org.jboss.logging.MDC;
  * the consumer before the process stops.
  *
  * <ul>
- *   <li>Ack only after the pipeline's transactions committed (DESIGN.md rule 8).
+ *   <li>Ack only after the pipeline's transactions committed (docs/design.md, rule 8).
  *   <li>A delivery that fails is counted on its attempt in the database and parked in the delay
  *       queue (a new message: the broker's count is not spent); at {@link
  *       AttemptTopology#DELIVERY_LIMIT} counted failures it is rejected to the dead-letter queue
