@@ -49,9 +49,9 @@ final class FakeLog {
         Set<String> attempts = new HashSet<>();
         for (JsonNode request : fetch()) {
             JsonNode step = request.path("step");
-            // A broken or cut-off answer is no completion: a lookup never finds it.
-            boolean incomplete = step.path("abortAfterFirstToken").asBoolean(false)
-                    || step.path("truncated").asBoolean(false);
+            // A broken stream stores nothing a lookup could find. An answer cut off at the output limit
+            // is stored, and the reconciler records it (failed, with its usage): the drain waits for it.
+            boolean incomplete = step.path("abortAfterFirstToken").asBoolean(false);
             if (request.path("status").asInt() == 200 && !incomplete && request.hasNonNull("attemptId")) {
                 attempts.add(request.get("attemptId").asText());
             }

@@ -12,7 +12,7 @@ import dev.jobapi.fakeprovider.DemoRepository;
 import dev.jobapi.fakeprovider.ReceivedRequest;
 import dev.jobapi.fakeprovider.Script;
 import dev.jobapi.fakeprovider.Step;
-import dev.jobapi.worker.service.CrashPoints;
+import dev.jobapi.worker.apply.CrashingApplier;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -41,7 +41,7 @@ class AttemptPipelineTest extends WorkerTestSupport {
     ProviderCallbacks callbacks;
 
     @Inject
-    CrashPoints crashPoints;
+    CrashingApplier applier;
 
     @Inject
     JobRepository jobs;
@@ -115,7 +115,7 @@ class AttemptPipelineTest extends WorkerTestSupport {
     @Test
     void postmortemReplayAppliesOnceAfterACrashBetweenApplyAndAck() throws Exception {
         fake().addScript(Script.of("postmortem", Step.failing(502), Step.failing(502), Step.ok()));
-        crashPoints.armOnce(CrashPoints.Point.AFTER_APPLY_BEFORE_ACK);
+        applier.crashOnceAfterTheNextApply();
         UUID job = aJob("postmortem");
         UUID attempt = aStartingAttempt(job, "fake-a");
         publish(attempt, job);

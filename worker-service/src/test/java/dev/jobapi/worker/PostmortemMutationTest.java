@@ -5,14 +5,14 @@ import static org.awaitility.Awaitility.await;
 
 import dev.jobapi.fakeprovider.Script;
 import dev.jobapi.fakeprovider.Step;
-import dev.jobapi.worker.service.CrashPoints;
+import dev.jobapi.worker.apply.CrashingApplier;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
 import java.time.Duration;
-import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -30,18 +30,18 @@ class PostmortemMutationTest extends WorkerTestSupport {
     /** Switches the apply key to the per-call counter. */
     public static class PerCallApplyKey implements QuarkusTestProfile {
         @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("jobapi.apply.per-call-key-mutation", "true");
+        public Set<Class<?>> getEnabledAlternatives() {
+            return Set.of(PerCallApplyKeys.class);
         }
     }
 
     @Inject
-    CrashPoints crashPoints;
+    CrashingApplier applier;
 
     @Test
     void perCallApplyKeyBreaksThePostmortemReplay() {
         fake().addScript(Script.of("postmortem", Step.failing(502), Step.failing(502), Step.ok()));
-        crashPoints.armOnce(CrashPoints.Point.AFTER_APPLY_BEFORE_ACK);
+        applier.crashOnceAfterTheNextApply();
         UUID job = aJob("postmortem");
         UUID attempt = aStartingAttempt(job, "fake-a");
         publish(attempt, job);

@@ -187,13 +187,6 @@ public interface WorkerConfig {
 
         Git git();
 
-        /**
-         * Mutation check only: derive the apply key from a per-call counter instead of the content.
-         * The postmortem replay test must fail with this on; never enable it anywhere else.
-         */
-        @WithDefault("false")
-        boolean perCallKeyMutation();
-
         /** The target repository of the git applier. */
         interface Git {
             /** Path of the repository; each job gets the branch {@code <branch-prefix><job id>}. */

@@ -36,7 +36,6 @@ public class ApplyStep {
     private final AttemptWork work;
     private final Applier applier;
     private final ApplyKeys applyKeys;
-    private final CrashPoints crashPoints;
     private final JobEvents events;
     private final WorkerMetrics metrics;
     private final WorkerConfig config;
@@ -48,7 +47,6 @@ public class ApplyStep {
             AttemptWork work,
             Applier applier,
             ApplyKeys applyKeys,
-            CrashPoints crashPoints,
             JobEvents events,
             WorkerMetrics metrics,
             WorkerConfig config,
@@ -58,7 +56,6 @@ public class ApplyStep {
         this.work = work;
         this.applier = applier;
         this.applyKeys = applyKeys;
-        this.crashPoints = crashPoints;
         this.events = events;
         this.metrics = metrics;
         this.config = config;
@@ -120,7 +117,6 @@ public class ApplyStep {
                 steps.run(attemptId, null, step -> refuse(step, plan.key(), refused.getMessage()));
                 return;
             }
-            crashPoints.hit(CrashPoints.Point.AFTER_APPLY_BEFORE_ACK);
         }
         if (plan.alreadyApplied() || foundOnTarget) {
             metrics.duplicateApplyPrevented();
