@@ -82,7 +82,12 @@ public final class JobApiClient {
         this.baseUri = URI.create(base.endsWith("/") ? base.substring(0, base.length() - 1) : base);
         this.http = builder.http != null
                 ? builder.http
-                : HttpClient.newBuilder().connectTimeout(builder.connectTimeout).build();
+                : HttpClient.newBuilder()
+                        // The api speaks HTTP/1.1 on its plain port; the JDK's default first request would
+                        // ask to upgrade to h2c, which a request with a body does not survive there.
+                        .version(HttpClient.Version.HTTP_1_1)
+                        .connectTimeout(builder.connectTimeout)
+                        .build();
         this.token = builder.token;
         this.retries = builder.retries;
         this.keys = builder.keys;
