@@ -85,7 +85,9 @@ final class JobsCommand {
 
     @Command(name = "output", description = "The winning attempt's patch.")
     int output(@Parameters(paramLabel = "JOB") UUID jobId) {
-        spec.commandLine().getOut().print(jobctl.client(USER).output(jobId));
+        PrintWriter out = spec.commandLine().getOut();
+        out.print(jobctl.client(USER).output(jobId));
+        out.flush();
         return ExitCodes.OK;
     }
 

@@ -4,7 +4,8 @@ import java.io.PrintWriter;
 
 /**
  * A progress line on stderr: rewritten in place on a terminal, one line per change otherwise (a log
- * or a CI job would otherwise get one endless line of carriage returns).
+ * or a CI job would otherwise get one endless line of carriage returns). A line equal to the last one
+ * shown is not shown again.
  */
 final class Progress {
 
@@ -13,6 +14,7 @@ final class Progress {
     private final PrintWriter err;
     private final boolean terminal;
     private int shown;
+    private String last = "";
 
     Progress(PrintWriter err, boolean terminal) {
         this.err = err;
@@ -20,6 +22,10 @@ final class Progress {
     }
 
     void show(String line) {
+        if (line.equals(last)) {
+            return;
+        }
+        last = line;
         if (terminal) {
             String padded = line.length() < shown ? line + " ".repeat(shown - line.length()) : line;
             err.print("\r" + padded);
@@ -41,5 +47,6 @@ final class Progress {
             err.println();
         }
         shown = 0;
+        last = "";
     }
 }

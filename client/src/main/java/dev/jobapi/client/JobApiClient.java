@@ -136,7 +136,8 @@ public final class JobApiClient {
 
     /** The winning attempt's patch (409 no-output before a winner exists). */
     public String output(UUID jobId) {
-        Answer answer = send(new Call("GET", "/jobs/" + jobId + "/output", null, null, Safety.IDEMPOTENT, Map.of()));
+        Answer answer = send(new Call(
+                "GET", "/jobs/" + jobId + "/output", null, null, Safety.IDEMPOTENT, Map.of("Accept", "text/x-diff")));
         return new String(answer.body(), StandardCharsets.UTF_8);
     }
 
@@ -389,8 +390,10 @@ public final class JobApiClient {
     private HttpRequest request(Call call) {
         HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(baseUri + call.path()))
                 .timeout(requestTimeout)
-                .header("Accept", JSON)
                 .header("Authorization", "Bearer " + token.get());
+        if (!call.headers().containsKey("Accept")) {
+            builder.header("Accept", JSON);
+        }
         call.headers().forEach(builder::header);
         if (call.idempotencyKey() != null) {
             builder.header(IDEMPOTENCY_KEY, call.idempotencyKey());
