@@ -1,5 +1,6 @@
 package dev.jobapi.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.jobapi.client.JobApiClient;
 import dev.jobapi.client.model.Attempt;
 import dev.jobapi.client.model.Job;
@@ -17,6 +18,7 @@ import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
@@ -139,7 +141,7 @@ final class JobsCommand {
                     .getOut()
                     .println(
                             JobApiClient.json().writerWithDefaultPrettyPrinter().writeValueAsString(value));
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw new UncheckedIOException(e);
         }
     }
@@ -150,6 +152,6 @@ final class JobsCommand {
                 return candidate;
             }
         }
-        throw new picocli.CommandLine.ParameterException(spec.commandLine(), "unknown --state " + state);
+        throw new ParameterException(spec.commandLine().getSubcommands().get("list"), "unknown --state " + state);
     }
 }

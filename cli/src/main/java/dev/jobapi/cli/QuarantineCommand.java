@@ -8,6 +8,7 @@ import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
@@ -59,8 +60,7 @@ final class QuarantineCommand implements Callable<Integer> {
             @ArgGroup(multiplicity = "1") Outcome outcome,
             @Option(names = "--reason", required = true, description = "Kept in the audit trail.") String reason) {
         if (outcome.usage != null && outcome.usage.length != 2) {
-            throw new picocli.CommandLine.ParameterException(
-                    spec.commandLine(), "--usage takes two counts: PROMPT,COMPLETION");
+            throw new ParameterException(spec.commandLine(), "--usage takes two counts: PROMPT,COMPLETION");
         }
         Attempt attempt = outcome.fail
                 ? jobctl.client(Jobctl.OPERATOR).resolveAsFailed(attemptId, reason)

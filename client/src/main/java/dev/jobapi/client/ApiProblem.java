@@ -17,7 +17,8 @@ public class ApiProblem extends RuntimeException {
     private final JsonNode body;
 
     ApiProblem(int status, String rawCode, String title, String detail, JsonNode body) {
-        super(status + " " + (rawCode == null ? "" : rawCode + ": ") + (detail != null ? detail : title));
+        super(status + " " + (rawCode == null ? "" : rawCode + ": ")
+                + (detail != null ? detail : title != null ? title : "no problem details"));
         this.status = status;
         this.code = ProblemCode.of(rawCode);
         this.rawCode = rawCode;
