@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Shared helpers for bin/dev and bin/jobctl. Source it; do not execute it.
+# Shared helpers for bin/dev, bin/demo and the other scripts. Source it; do not execute it.
 #
 #   ROOT                  absolute path of the repository root
 #   step/info/warn/die    progress and error output (all on stderr except step/info)

@@ -17,7 +17,7 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * RS256 bearer tokens signed with the development key, as {@code bin/lib/jwt.sh} mints them: issuer
+ * RS256 bearer tokens signed with the development key, as {@code bin/jobctl token} mints them: issuer
  * jobapi-dev, audience jobapi, a subject, groups as an array, iat, and the longest lifetime the API
  * accepts (twelve hours).
  */

@@ -1,0 +1,98 @@
+package dev.jobapi.cli;
+
+import dev.jobapi.client.JobApiClient;
+import dev.jobapi.client.model.AcceptanceRun;
+import dev.jobapi.client.model.ProviderStatus;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.time.Instant;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/** {@code jobctl providers}: who has earned automatic fallback, and running the acceptance fixtures. */
+@Command(name = "providers", description = "Providers and their acceptance runs (operators).")
+final class ProvidersCommand {
+
+    private static final Duration POLL = Duration.ofSeconds(1);
+
+    @ParentCommand
+    Jobctl jobctl;
+
+    @Spec
+    CommandSpec spec;
+
+    @Command(
+            name = "list",
+            description = "Every provider: has it earned automatic fallback (its latest acceptance run passed"
+                    + " recently), and why not.")
+    int list() {
+        PrintWriter out = spec.commandLine().getOut();
+        for (ProviderStatus provider : jobctl.client(Jobctl.OPERATOR).providers()) {
+            AcceptanceRun run = provider.latestRun();
+            out.printf(
+                    "%s  accepted=%s  latest=%s %s%n",
+                    provider.name(),
+                    provider.accepted(),
+                    run == null ? "none" : run.state(),
+                    run == null || run.finishedAt() == null ? "" : run.finishedAt());
+            if (provider.refusal() != null) {
+                out.printf("    %s%n", provider.refusal());
+            }
+        }
+        return ExitCodes.OK;
+    }
+
+    @Command(
+            name = "accept",
+            description = "Run the acceptance fixtures against NAME (a worker runs them), follow the run with a"
+                    + " progress bar and print each task's result. Exit 0 when it passed, 5 when it failed.")
+    int accept(
+            @Parameters(paramLabel = "NAME") String name,
+            @Option(names = "--timeout", defaultValue = "600", description = "Seconds (default ${DEFAULT-VALUE}).")
+                    long timeoutSeconds)
+            throws InterruptedException {
+        JobApiClient client = jobctl.client(Jobctl.OPERATOR);
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        AcceptanceRun run = client.requestAcceptance(name);
+        err.printf("acceptance run %s of %s (requested by %s)%n", run.id(), name, run.requestedBy());
+        err.flush();
+        Progress progress = new Progress(err, System.console() != null);
+        Instant deadline = Instant.now().plusSeconds(timeoutSeconds);
+        while (true) {
+            if (run.tasksTotal() == 0) {
+                progress.show("  waiting for a worker to take the run...");
+            } else {
+                progress.bar("", run.tasksDone(), run.tasksTotal());
+            }
+            if (run.finished()) {
+                break;
+            }
+            if (Instant.now().isAfter(deadline)) {
+                progress.done();
+                err.printf(
+                        "jobctl: run %s still %s after %ds (is a worker running?)%n",
+                        run.id(), run.state(), timeoutSeconds);
+                return ExitCodes.STILL_RUNNING;
+            }
+            Thread.sleep(POLL.toMillis());
+            run = client.acceptanceRun(name, run.id());
+        }
+        progress.done();
+        for (AcceptanceRun.TaskResult result : run.results()) {
+            out.printf(
+                    "  %s  %s%s%n",
+                    result.passed() ? "pass" : "FAIL",
+                    result.task(),
+                    result.reason() == null ? "" : ": " + result.reason());
+        }
+        out.printf(
+                "%s: %s, %d/%d tasks at %s%n",
+                name, run.state(), run.tasksPassed(), run.tasksTotal(), run.finishedAt());
+        return run.passed() ? ExitCodes.OK : ExitCodes.UNSUCCESSFUL;
+    }
+}

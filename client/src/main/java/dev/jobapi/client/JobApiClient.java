@@ -1,0 +1,558 @@
+package dev.jobapi.client;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
+import dev.jobapi.client.model.AcceptanceRun;
+import dev.jobapi.client.model.Attempt;
+import dev.jobapi.client.model.DeadLetterPage;
+import dev.jobapi.client.model.FallbackSwitch;
+import dev.jobapi.client.model.Job;
+import dev.jobapi.client.model.JobPage;
+import dev.jobapi.client.model.JobState;
+import dev.jobapi.client.model.NewJob;
+import dev.jobapi.client.model.ProviderStatus;
+import dev.jobapi.client.model.ReplayResult;
+import dev.jobapi.client.model.Submitted;
+import dev.jobapi.client.model.TimelineEvent;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * A client of the job API. Creates follow the Stripe-SDK model: each intention gets one
+ * Idempotency-Key, minted before the first try and kept (in {@link IdempotencyKeys}) across every
+ * retry until the API has decided it, so a dropped connection after the server committed replays the
+ * job instead of making a second one. Reads, cancel and the kill switch are idempotent and retried on
+ * the same rules; a dead-letter replay or a quarantine resolution is retried only when the connection
+ * was refused (the request never left). Errors come back as {@link ApiProblem} with a typed {@link
+ * ProblemCode}, or as {@link ApiUnreachableException} when no answer decided anything.
+ *
+ * <p>Thread-safe; one instance per base URL and caller.
+ */
+public final class JobApiClient {
+
+    private static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+    private static final String JSON = "application/json";
+    private static final Duration FIRST_POLL = Duration.ofMillis(200);
+    private static final Duration LONGEST_POLL = Duration.ofSeconds(2);
+
+    private static final ObjectMapper MAPPER = JsonMapper.builder()
+            .addModule(new JavaTimeModule())
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .enable(DeserializationFeature.READ_UNKNOWN_ENUM_VALUES_USING_DEFAULT_VALUE)
+            // Sorted keys: the same request always has the same bytes, hence the same intention.
+            .configure(JsonNodeFeature.WRITE_PROPERTIES_SORTED, true)
+            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
+            .build();
+
+    private final URI baseUri;
+    private final HttpClient http;
+    private final Supplier<String> token;
+    private final RetryPolicy retries;
+    private final IdempotencyKeys keys;
+    private final Duration requestTimeout;
+    private final Sleeper sleeper;
+    private final Clock clock;
+
+    private JobApiClient(Builder builder) {
+        String base = builder.baseUri.toString();
+        this.baseUri = URI.create(base.endsWith("/") ? base.substring(0, base.length() - 1) : base);
+        this.http = builder.http != null
+                ? builder.http
+                : HttpClient.newBuilder()
+                        // The api speaks HTTP/1.1 on its plain port; the JDK's default first request would
+                        // ask to upgrade to h2c, which a request with a body does not survive there.
+                        .version(HttpClient.Version.HTTP_1_1)
+                        .connectTimeout(builder.connectTimeout)
+                        .build();
+        this.token = builder.token;
+        this.retries = builder.retries;
+        this.keys = builder.keys;
+        this.requestTimeout = builder.requestTimeout;
+        this.sleeper = builder.sleeper;
+        this.clock = builder.clock;
+    }
+
+    public static Builder builder(URI baseUri) {
+        return new Builder(baseUri);
+    }
+
+    // ---------------------------------------------------------------- jobs
+
+    /** POST /jobs with this intention's key (minted now, or the pending one of an unanswered earlier call). */
+    public Submitted<Job> submit(NewJob job) {
+        return create("/jobs", body(job), null, Job.class);
+    }
+
+    /** POST /jobs with a key the caller chose (say, its own order id). */
+    public Submitted<Job> submit(NewJob job, String idempotencyKey) {
+        return create("/jobs", body(job), idempotencyKey, Job.class);
+    }
+
+    public Job job(UUID jobId) {
+        return read(get("/jobs/" + jobId), Job.class);
+    }
+
+    /** GET /jobs: the caller's jobs, newest first; {@code state} and {@code cursor} may be null. */
+    public JobPage jobs(JobState state, int limit, String cursor) {
+        StringBuilder path = new StringBuilder("/jobs?limit=").append(limit);
+        if (state != null) {
+            path.append("&state=").append(state.wireName());
+        }
+        if (cursor != null) {
+            path.append("&cursor=").append(URLEncoder.encode(cursor, StandardCharsets.UTF_8));
+        }
+        return read(get(path.toString()), JobPage.class);
+    }
+
+    public List<TimelineEvent> timeline(UUID jobId) {
+        return read(get("/jobs/" + jobId + "/timeline"), new TypeReference<>() {});
+    }
+
+    /** The winning attempt's patch (409 no-output before a winner exists). */
+    public String output(UUID jobId) {
+        Answer answer = send(new Call(
+                "GET", "/jobs/" + jobId + "/output", null, null, Safety.IDEMPOTENT, Map.of("Accept", "text/x-diff")));
+        return new String(answer.body(), StandardCharsets.UTF_8);
+    }
+
+    /** POST /jobs/{id}/attempts: another attempt at {@code provider} (null: the job's provider). */
+    public Submitted<Attempt> requestAttempt(UUID jobId, String provider) {
+        ObjectNode body = MAPPER.createObjectNode();
+        if (provider != null) {
+            body.put("provider", provider);
+        }
+        return create("/jobs/" + jobId + "/attempts", bytes(body), null, Attempt.class);
+    }
+
+    /**
+     * The review verb: a reviewer supersedes the open attempts, with a reason on record, and starts a
+     * new one at {@code provider}.
+     */
+    public Submitted<Attempt> supersede(UUID jobId, String provider, String reason) {
+        ObjectNode body = MAPPER.createObjectNode();
+        if (provider != null) {
+            body.put("provider", provider);
+        }
+        body.putObject("supersede").put("reason", reason);
+        return create("/jobs/" + jobId + "/attempts", bytes(body), null, Attempt.class);
+    }
+
+    /** POST /jobs/{id}/cancel; cancelling a cancelled job is fine, so it is retried like a read. */
+    public Job cancel(UUID jobId) {
+        return read(
+                send(new Call("POST", "/jobs/" + jobId + "/cancel", null, null, Safety.IDEMPOTENT, Map.of())),
+                Job.class);
+    }
+
+    /**
+     * Polls the job until it is completed or cancelled and returns it. {@code onChange} sees every
+     * new version. A poll that saw no change waits longer before the next (up to two seconds); a
+     * change starts again at 200 ms. Polls are conditional ({@code If-None-Match}) whenever the API
+     * sends an {@code ETag}, so an unchanged job costs a 304.
+     *
+     * @throws AwaitTimeoutException when {@code timeout} passes first
+     */
+    public Job awaitTerminal(UUID jobId, Duration timeout, Consumer<Job> onChange) {
+        Instant deadline = clock.instant().plus(timeout);
+        Duration pause = FIRST_POLL;
+        Job seen = null;
+        String etag = null;
+        while (true) {
+            Map<String, String> headers = etag == null ? Map.of() : Map.of("If-None-Match", etag);
+            Answer answer = send(new Call("GET", "/jobs/" + jobId, null, null, Safety.IDEMPOTENT, headers));
+            if (answer.status() != 304) {
+                Job job = read(answer, Job.class);
+                etag = answer.header("ETag").orElse(null);
+                if (seen == null || job.version() != seen.version()) {
+                    seen = job;
+                    onChange.accept(job);
+                    pause = FIRST_POLL;
+                } else {
+                    pause = longer(pause);
+                }
+                if (job.state().isTerminal()) {
+                    return job;
+                }
+            } else {
+                pause = longer(pause);
+            }
+            if (!clock.instant().plus(pause).isBefore(deadline)) {
+                throw new AwaitTimeoutException(seen);
+            }
+            pause(pause);
+        }
+    }
+
+    /** As {@link #awaitTerminal(UUID, Duration, Consumer)}, ignoring progress. */
+    public Job awaitTerminal(UUID jobId, Duration timeout) {
+        return awaitTerminal(jobId, timeout, job -> {});
+    }
+
+    // ------------------------------------------------------------ operators
+
+    public DeadLetterPage deadLetters(int offset, int limit) {
+        return read(get("/admin/dlq?offset=" + offset + "&limit=" + limit), DeadLetterPage.class);
+    }
+
+    /** Moves these dead letters back to the work queue. Not idempotent, so retried only before sending. */
+    public ReplayResult replayDeadLetters(List<String> ids) {
+        ObjectNode body = MAPPER.createObjectNode();
+        ids.forEach(body.putArray("ids")::add);
+        return read(
+                send(new Call("POST", "/admin/dlq/replay", bytes(body), null, Safety.ONCE, Map.of())),
+                ReplayResult.class);
+    }
+
+    /** Attempts held because the provider reported no usage. */
+    public List<Attempt> quarantine() {
+        return read(get("/admin/quarantine"), new TypeReference<>() {});
+    }
+
+    /** Releases a held attempt with the usage reconciled from the provider's own records. */
+    public Attempt resolveWithUsage(UUID attemptId, int promptTokens, int completionTokens, String reason) {
+        ObjectNode body = MAPPER.createObjectNode().put("reason", reason);
+        body.putObject("usage").put("promptTokens", promptTokens).put("completionTokens", completionTokens);
+        return resolve(attemptId, body);
+    }
+
+    /** Fails a held attempt, with the reason on record. */
+    public Attempt resolveAsFailed(UUID attemptId, String reason) {
+        return resolve(attemptId, MAPPER.createObjectNode().put("fail", true).put("reason", reason));
+    }
+
+    public FallbackSwitch fallback() {
+        return read(get("/admin/fallback"), FallbackSwitch.class);
+    }
+
+    /** The kill switch for new fallback attempts; a reason is required to disable it. */
+    public FallbackSwitch setFallback(boolean enabled, String reason) {
+        ObjectNode body = MAPPER.createObjectNode().put("enabled", enabled);
+        if (reason != null) {
+            body.put("reason", reason);
+        }
+        return read(
+                send(new Call("PUT", "/admin/fallback", bytes(body), null, Safety.IDEMPOTENT, Map.of())),
+                FallbackSwitch.class);
+    }
+
+    public List<ProviderStatus> providers() {
+        return read(get("/admin/providers"), new TypeReference<>() {});
+    }
+
+    /** Requests an acceptance run of the provider, or returns the one already waiting or going. */
+    public AcceptanceRun requestAcceptance(String provider) {
+        return read(
+                send(new Call(
+                        "POST",
+                        "/admin/providers/" + provider + "/acceptance",
+                        null,
+                        null,
+                        Safety.IDEMPOTENT,
+                        Map.of())),
+                AcceptanceRun.class);
+    }
+
+    public AcceptanceRun acceptanceRun(String provider, UUID runId) {
+        return read(get("/admin/providers/" + provider + "/acceptance/" + runId), AcceptanceRun.class);
+    }
+
+    // ------------------------------------------------------------ transport
+
+    /** How a request may be repeated: always (idempotent by method or by key), or only if it never left. */
+    private enum Safety {
+        IDEMPOTENT,
+        ONCE
+    }
+
+    private record Call(
+            String method,
+            String path,
+            byte[] body,
+            String idempotencyKey,
+            Safety safety,
+            Map<String, String> headers) {}
+
+    private record Answer(int status, byte[] body, HttpResponse<byte[]> response) {
+        Optional<String> header(String name) {
+            return response.headers().firstValue(name);
+        }
+    }
+
+    private Attempt resolve(UUID attemptId, ObjectNode body) {
+        return read(
+                send(new Call(
+                        "POST", "/admin/attempts/" + attemptId + "/resolve", bytes(body), null, Safety.ONCE, Map.of())),
+                Attempt.class);
+    }
+
+    private Answer get(String path) {
+        return send(new Call("GET", path, null, null, Safety.IDEMPOTENT, Map.of()));
+    }
+
+    /**
+     * A create under an Idempotency-Key. Without a caller's key, the intention (method, URL and body)
+     * names the pending key; it is settled once the API decided, and kept when no answer came.
+     */
+    private <T> Submitted<T> create(String path, byte[] body, String callerKey, Class<T> type) {
+        String intention = callerKey == null ? intention("POST", path, body) : null;
+        String key = callerKey != null ? callerKey : keys.keyFor(intention);
+        Answer answer;
+        try {
+            answer = send(new Call("POST", path, body, key, Safety.IDEMPOTENT, Map.of()));
+        } catch (ApiProblem decided) {
+            if (intention != null && !RetryPolicy.isRetryable(decided.status(), decided.code())) {
+                keys.settle(intention);
+            }
+            throw decided;
+        }
+        if (intention != null) {
+            keys.settle(intention);
+        }
+        boolean replayed =
+                answer.header("Idempotent-Replayed").map("true"::equals).orElse(false);
+        return new Submitted<>(read(answer, type), key, replayed);
+    }
+
+    private Answer send(Call call) {
+        for (int attempt = 1; ; attempt++) {
+            Optional<Duration> wait;
+            try {
+                HttpResponse<byte[]> response = http.send(request(call), HttpResponse.BodyHandlers.ofByteArray());
+                int status = response.statusCode();
+                Answer answer = new Answer(status, response.body(), response);
+                if (status < 400) {
+                    return answer;
+                }
+                ApiProblem problem = problem(answer);
+                wait = call.safety() == Safety.IDEMPOTENT
+                        ? retries.afterAnswer(
+                                attempt,
+                                status,
+                                problem.code(),
+                                answer.header("Retry-After").orElse(null),
+                                clock)
+                        : Optional.empty();
+                if (wait.isEmpty()) {
+                    if (status >= 500 || RetryPolicy.isRetryable(status, problem.code())) {
+                        throw new ApiUnreachableException(
+                                call.method() + " " + call.path() + ": no decision after " + attempt + " tries ("
+                                        + problem.getMessage() + ")",
+                                call.idempotencyKey(),
+                                problem);
+                    }
+                    throw problem;
+                }
+            } catch (IOException e) {
+                // A refused connection never carried the request: repeating it is safe whatever it was.
+                boolean mayRepeat = call.safety() == Safety.IDEMPOTENT || e instanceof ConnectException;
+                wait = mayRepeat ? retries.afterConnectionFailure(attempt) : Optional.empty();
+                if (wait.isEmpty()) {
+                    throw new ApiUnreachableException(
+                            call.method() + " " + call.path() + " to " + baseUri + " failed after " + attempt
+                                    + " tries: " + e,
+                            call.idempotencyKey(),
+                            e);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ApiUnreachableException("interrupted", call.idempotencyKey(), e);
+            }
+            pause(wait.get());
+        }
+    }
+
+    private HttpRequest request(Call call) {
+        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(baseUri + call.path()))
+                .timeout(requestTimeout)
+                .header("Authorization", "Bearer " + token.get());
+        if (!call.headers().containsKey("Accept")) {
+            builder.header("Accept", JSON);
+        }
+        call.headers().forEach(builder::header);
+        if (call.idempotencyKey() != null) {
+            builder.header(IDEMPOTENCY_KEY, call.idempotencyKey());
+        }
+        if (call.body() != null) {
+            builder.header("Content-Type", JSON)
+                    .method(call.method(), HttpRequest.BodyPublishers.ofByteArray(call.body()));
+        } else {
+            builder.method(call.method(), HttpRequest.BodyPublishers.noBody());
+        }
+        return builder.build();
+    }
+
+    private static ApiProblem problem(Answer answer) {
+        JsonNode body = null;
+        try {
+            body = MAPPER.readTree(answer.body());
+        } catch (IOException notJson) {
+            // A proxy's HTML error page, say: the status alone has to do.
+        }
+        if (body == null || !body.isObject()) {
+            return new ApiProblem(answer.status(), null, "HTTP " + answer.status(), null, null);
+        }
+        return new ApiProblem(answer.status(), text(body, "code"), text(body, "title"), text(body, "detail"), body);
+    }
+
+    private static String text(JsonNode node, String field) {
+        JsonNode value = node.get(field);
+        return value == null || value.isNull() ? null : value.asText();
+    }
+
+    private void pause(Duration duration) {
+        try {
+            sleeper.sleep(duration);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ApiUnreachableException("interrupted", null, e);
+        }
+    }
+
+    private static Duration longer(Duration pause) {
+        Duration doubled = pause.multipliedBy(2);
+        return doubled.compareTo(LONGEST_POLL) > 0 ? LONGEST_POLL : doubled;
+    }
+
+    private String intention(String method, String path, byte[] body) {
+        try {
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            sha.update((method + " " + baseUri + path + "\n").getBytes(StandardCharsets.UTF_8));
+            sha.update(body);
+            return HexFormat.of().formatHex(sha.digest());
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
+        }
+    }
+
+    private static byte[] body(Object value) {
+        return bytes(MAPPER.valueToTree(value));
+    }
+
+    private static byte[] bytes(JsonNode node) {
+        try {
+            return MAPPER.writeValueAsBytes(node);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static <T> T read(Answer answer, Class<T> type) {
+        try {
+            return MAPPER.readValue(answer.body(), type);
+        } catch (IOException e) {
+            throw new UncheckedIOException("the API answered " + answer.status() + " with an unreadable body", e);
+        }
+    }
+
+    private static <T> T read(Answer answer, TypeReference<T> type) {
+        try {
+            return MAPPER.readValue(answer.body(), type);
+        } catch (IOException e) {
+            throw new UncheckedIOException("the API answered " + answer.status() + " with an unreadable body", e);
+        }
+    }
+
+    /** Shared by the CLI to print what the API sent. */
+    public static ObjectMapper json() {
+        return MAPPER;
+    }
+
+    /** Builds a client; only the base URL and a token source are required. */
+    public static final class Builder {
+
+        private final URI baseUri;
+        private Supplier<String> token;
+        private HttpClient http;
+        private RetryPolicy retries = RetryPolicy.defaults();
+        private IdempotencyKeys keys = new InMemoryIdempotencyKeys();
+        private Duration connectTimeout = Duration.ofSeconds(5);
+        // A create answers in milliseconds; 30 s is far past that and short of a person giving up.
+        private Duration requestTimeout = Duration.ofSeconds(30);
+        private Sleeper sleeper = Sleeper.REAL;
+        private Clock clock = Clock.systemUTC();
+
+        private Builder(URI baseUri) {
+            this.baseUri = baseUri;
+        }
+
+        /** The bearer token, asked for on every request so a refreshed one is picked up. */
+        public Builder token(Supplier<String> token) {
+            this.token = token;
+            return this;
+        }
+
+        public Builder token(String token) {
+            return token(() -> token);
+        }
+
+        public Builder retries(RetryPolicy retries) {
+            this.retries = retries;
+            return this;
+        }
+
+        /** Where pending keys live; {@link FileIdempotencyKeys} survives a crash of this process. */
+        public Builder idempotencyKeys(IdempotencyKeys keys) {
+            this.keys = keys;
+            return this;
+        }
+
+        public Builder connectTimeout(Duration timeout) {
+            this.connectTimeout = timeout;
+            return this;
+        }
+
+        /** How long one try waits for the answer before it counts as a failed connection. */
+        public Builder requestTimeout(Duration timeout) {
+            this.requestTimeout = timeout;
+            return this;
+        }
+
+        public Builder httpClient(HttpClient http) {
+            this.http = http;
+            return this;
+        }
+
+        public Builder sleeper(Sleeper sleeper) {
+            this.sleeper = sleeper;
+            return this;
+        }
+
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        public JobApiClient build() {
+            if (token == null) {
+                throw new IllegalStateException("a token source is required");
+            }
+            return new JobApiClient(this);
+        }
+    }
+}
