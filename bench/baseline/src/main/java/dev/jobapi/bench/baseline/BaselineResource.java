@@ -17,13 +17,18 @@ import java.net.URI;
 import java.time.Instant;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Consumer;
 import org.eclipse.microprofile.jwt.JsonWebToken;
+import org.eclipse.microprofile.reactive.messaging.Channel;
+import org.eclipse.microprofile.reactive.messaging.Emitter;
 
 /**
  * POST /jobs as a plain queue would do it: authenticate, parse, insert one row, answer 201. No
  * key lookup, no attempt, no outbox row, no timeline: a repeated request makes another row.
+ * POST /naive/jobs does the same and hands the job to {@link NaiveWorker} through RabbitMQ:
+ * published without a confirm, before the row commits.
  */
-@Path("/jobs")
+@Path("/")
 @RolesAllowed("user")
 public class BaselineResource {
 
@@ -32,20 +37,40 @@ public class BaselineResource {
     private final EntityManager em;
     private final ObjectMapper mapper;
     private final JsonWebToken token;
+    private final Emitter<String> naiveJobs;
 
-    BaselineResource(EntityManager em, ObjectMapper mapper, JsonWebToken token) {
+    BaselineResource(
+            EntityManager em,
+            ObjectMapper mapper,
+            JsonWebToken token,
+            @Channel("naive-jobs") Emitter<String> naiveJobs) {
         this.em = em;
         this.mapper = mapper;
         this.token = token;
+        this.naiveJobs = naiveJobs;
     }
 
     record JobView(UUID id, String state, String idempotencyKey, JsonNode input, String provider, Instant createdAt) {}
 
     @POST
+    @Path("jobs")
     @Consumes(MediaType.APPLICATION_JSON)
     @Produces(MediaType.APPLICATION_JSON)
     @Transactional
     public Response create(@HeaderParam("Idempotency-Key") String idempotencyKey, byte[] body) {
+        return insert(idempotencyKey, body, job -> {});
+    }
+
+    @POST
+    @Path("naive/jobs")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Produces(MediaType.APPLICATION_JSON)
+    @Transactional
+    public Response createAndPublish(@HeaderParam("Idempotency-Key") String idempotencyKey, byte[] body) {
+        return insert(idempotencyKey, body, job -> naiveJobs.send(NaiveWorker.message(mapper, job)));
+    }
+
+    private Response insert(String idempotencyKey, byte[] body, Consumer<BaselineJob> inserted) {
         if (idempotencyKey == null || idempotencyKey.isBlank()) {
             return badRequest("idempotency-key-missing", "The Idempotency-Key header is required.");
         }
@@ -68,6 +93,7 @@ public class BaselineResource {
         job.state = "accepted";
         job.createdAt = Instant.now();
         em.persist(job);
+        inserted.accept(job);
         return Response.created(URI.create("/jobs/" + job.id))
                 .entity(new JobView(job.id, job.state, job.idempotencyKey, input, job.provider, job.createdAt))
                 .build();
