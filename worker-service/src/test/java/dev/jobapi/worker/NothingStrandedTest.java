@@ -83,6 +83,26 @@ class NothingStrandedTest extends WorkerTestSupport {
     }
 
     @Test
+    void answerStoredAloneWhenItsRecordStepCouldNotCommitIsElectedAndAppliedOnce() throws Exception {
+        // What the record step leaves when it cannot commit (the database went away mid-step): the
+        // paid answer committed on its own, generation and usage, and the attempt still starting,
+        // its output digest not yet recorded. Its message is gone; the sweep elects it.
+        UUID job = aJob("record step could not commit");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        execute("UPDATE attempt SET lease_owner = 'worker-gone', lease_expires_at = now() + interval '1 minute',"
+                + " sent_at = now() - interval '1 minute', updated_at = now() - interval '1 minute'"
+                + " WHERE id = '" + attempt + "'");
+        execute("UPDATE job SET state = 'running' WHERE id = '" + job + "'");
+        storeResult(attempt);
+
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(attemptState(attempt)).isEqualTo("succeeded");
+        assertThat(text("SELECT output_digest FROM attempt WHERE id = '" + attempt + "'"))
+                .isEqualTo("sha256:stored");
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+    }
+
+    @Test
     void resultArrivingAfterTheLeaseWasDeclaredLostIsElectedNotStranded() throws Exception {
         fake().addScript(Script.of("outlived its lease", Step.delayed(1_800)));
         UUID job = aJob("outlived its lease");

@@ -51,7 +51,10 @@ public class ElectionStep {
         Attempt attempt = step.attempt();
         Job job = step.job();
         boolean resolvedUnknown = attempt.state() == AttemptState.UNKNOWN && !attempt.quarantined();
-        if (resolvedUnknown && attempt.outputDigest() == null) {
+        boolean open = attempt.state() == AttemptState.STARTING || resolvedUnknown;
+        // An answer stored by another path (a reconciliation, a record step that could only commit the
+        // answer alone) has its generation but not yet its digest on the attempt.
+        if (open && attempt.outputDigest() == null) {
             Optional<Generation> stored = attempts.generation(attempt.id());
             if (stored.isEmpty()) {
                 return false; // nothing to elect yet
