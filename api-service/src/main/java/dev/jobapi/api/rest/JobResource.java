@@ -100,8 +100,8 @@ public class JobResource {
     @APIResponse(responseCode = "422", description = "idempotency-key-reused, unknown-provider")
     @RequestBody(
             description = "input: a JSON object of at most 512 KiB as canonical JSON; the whole body at most 1 MiB,"
-                    + " 10,000 JSON values and 32 levels of nesting, numbers within the range of a double, no NUL"
-                    + " characters. input.repository and input.baseRef, when given, are git names: a repository"
+                    + " 10,000 JSON values and 32 levels of nesting, no NUL characters; I-JSON (RFC 7493): numbers a"
+                    + " double carries unchanged, no lone surrogates (400 not-i-json), no repeated member names. input.repository and input.baseRef, when given, are git names: a repository"
                     + " name of letters, digits, '.', '_', '-' (optionally owner/name), a branch or tag name as"
                     + " git check-ref-format allows, without control characters or spaces.",
             content =
