@@ -278,7 +278,7 @@ public class JobResource {
         try {
             return JobState.fromWireName(state);
         } catch (IllegalArgumentException e) {
-            throw new ProblemException(Problem.INVALID_REQUEST, "Unknown state '" + state + "'.");
+            throw new ProblemException(Problem.INVALID_QUERY, "Unknown state '" + state + "'.");
         }
     }
 }

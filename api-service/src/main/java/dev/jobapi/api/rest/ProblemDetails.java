@@ -2,12 +2,11 @@ package dev.jobapi.api.rest;
 
 import com.fasterxml.jackson.annotation.JsonAnyGetter;
 import com.fasterxml.jackson.annotation.JsonInclude;
-import jakarta.ws.rs.core.Response;
 import java.util.Map;
 
 /**
  * The RFC 9457 body, with the short {@code code} API.md promises and, where a problem has figures
- * a client needs (a budget), extension members beside the standard ones.
+ * a client needs (a budget), extension members beside the standard ones. {@link Problems} makes them.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ProblemDetails(
@@ -19,17 +18,5 @@ public record ProblemDetails(
     @Override
     public Map<String, Object> extensions() {
         return extensions;
-    }
-
-    public static Response response(Problem problem, String detail) {
-        return response(problem, detail, Map.of());
-    }
-
-    public static Response response(Problem problem, String detail, Map<String, Object> extensions) {
-        return Response.status(problem.status())
-                .type(MEDIA_TYPE)
-                .entity(new ProblemDetails(
-                        problem.type(), problem.title(), problem.status(), detail, problem.code(), extensions))
-                .build();
     }
 }

@@ -43,7 +43,7 @@ public class UsageResource {
         String subject = owner == null ? caller.subject() : owner;
         if (!Subjects.isUsable(subject)) {
             throw new ProblemException(
-                    Problem.INVALID_REQUEST,
+                    Problem.INVALID_QUERY,
                     "'owner' must be a subject: 1-" + Subjects.MAX_LENGTH + " characters, no control characters.");
         }
         if (!subject.equals(caller.subject()) && !caller.roles().contains(Caller.OPERATOR)) {
@@ -53,7 +53,7 @@ public class UsageResource {
         LocalDate first = QueryValues.date("from", from, last.minusDays(29));
         if (first.isAfter(last) || first.plusDays(MAX_DAYS).isBefore(last)) {
             throw new ProblemException(
-                    Problem.INVALID_REQUEST,
+                    Problem.INVALID_QUERY,
                     "'from' must not be after 'to', and the range at most " + MAX_DAYS + " days.");
         }
         return new Usage(subject, first, last, ledger.totals(subject, first, last));
