@@ -144,6 +144,9 @@ final class ChatCompletions {
         ObjectNode message = choice.putObject("message");
         message.put("role", "assistant");
         message.put("content", step.output());
+        // Both are in OpenAI's schema, null unless asked for (logprobs) or the model declined (refusal).
+        message.putNull("refusal");
+        choice.putNull("logprobs");
         choice.put("finish_reason", finishReason(step));
         if (usage != null) {
             completion.set("usage", usageNode(usage));
@@ -166,6 +169,10 @@ final class ChatCompletions {
                 delta.put("role", "assistant");
             }
             delta.put("content", pieces.get(i));
+            if (i == 0) {
+                delta.putNull("refusal");
+            }
+            choice.putNull("logprobs");
             choice.putNull("finish_reason");
             events.add(event(chunk));
         }
@@ -173,6 +180,7 @@ final class ChatCompletions {
         ObjectNode stop = last.putArray("choices").addObject();
         stop.put("index", 0);
         stop.putObject("delta");
+        stop.putNull("logprobs");
         stop.put("finish_reason", finishReason(step));
         events.add(event(last));
         if (request.includeUsage() && usage != null) {

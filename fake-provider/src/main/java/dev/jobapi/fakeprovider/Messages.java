@@ -47,6 +47,10 @@ final class Messages {
                     step.stallMs());
             return;
         }
+        if (step.omitUsage()) {
+            endBeforeTheOutputCount(exchange, request, step, answer, id);
+            return;
+        }
         ReceivedRequest.Usage usage = answer.usage();
         if (step.abortAfterFirstToken()) {
             answer.logAnswered(200, id, null);
@@ -67,6 +71,27 @@ final class Messages {
             EventStreams.stream(exchange, streamEvents(id, request.model(), step, usage), 3, step.stallMs());
         } else {
             Exchanges.sendStalling(exchange, 200, message(id, request.model(), step, usage), true, step.stallMs());
+        }
+    }
+
+    /**
+     * Missing usage as Anthropic can actually fail: every message it sends carries usage (the input
+     * count in {@code message_start}, the output count in {@code message_delta}), so what goes missing
+     * is the end of the answer. The stream breaks after the text, before {@code message_delta}; a whole
+     * (non-streamed) message breaks off halfway. No output count ever arrives, and nothing is logged as
+     * reported.
+     */
+    private static void endBeforeTheOutputCount(
+            HttpExchange exchange, MessagesRequest request, Step step, Answering.Answer answer, String id)
+            throws IOException {
+        answer.logAnswered(200, id, null);
+        ReceivedRequest.Usage counted = ReceivedRequest.Usage.count(request.prompt(), step.output());
+        if (request.stream()) {
+            List<String> events = streamEvents(id, request.model(), step, counted);
+            // Everything up to content_block_stop; message_delta and message_stop never come.
+            EventStreams.abortStream(exchange, events.subList(0, events.size() - 2), events);
+        } else {
+            EventStreams.abortBody(exchange, message(id, request.model(), step, counted));
         }
     }
 
@@ -101,11 +126,9 @@ final class Messages {
         ObjectNode message = messageStart(id, model, usage);
         message.putArray("content").addObject().put("type", "text").put("text", step.output());
         message.put("stop_reason", stopReason(step));
-        if (usage != null) {
-            message.putObject("usage")
-                    .put("input_tokens", usage.promptTokens())
-                    .put("output_tokens", usage.completionTokens());
-        }
+        message.putObject("usage")
+                .put("input_tokens", usage.promptTokens())
+                .put("output_tokens", usage.completionTokens());
         return message;
     }
 
@@ -119,15 +142,13 @@ final class Messages {
         message.put("model", model);
         message.putNull("stop_reason");
         message.putNull("stop_sequence");
-        if (usage != null) {
-            message.putObject("usage").put("input_tokens", usage.promptTokens()).put("output_tokens", 1);
-        }
+        message.putObject("usage").put("input_tokens", usage.promptTokens()).put("output_tokens", 1);
         return message;
     }
 
     /**
      * The events of a complete stream: message_start, one text block in several deltas, message_delta with the stop
-     * reason and the output count, message_stop. Without usage, neither message_start nor message_delta carries any.
+     * reason and the output count, message_stop.
      */
     private static List<String> streamEvents(String id, String model, Step step, ReceivedRequest.Usage usage) {
         List<String> events = new ArrayList<>();
@@ -154,9 +175,7 @@ final class Messages {
         ObjectNode messageDelta = Exchanges.JSON.createObjectNode();
         messageDelta.put("type", "message_delta");
         messageDelta.putObject("delta").put("stop_reason", stopReason(step)).putNull("stop_sequence");
-        if (usage != null) {
-            messageDelta.putObject("usage").put("output_tokens", usage.completionTokens());
-        }
+        messageDelta.putObject("usage").put("output_tokens", usage.completionTokens());
         events.add(event("message_delta", messageDelta));
         ObjectNode stop = Exchanges.JSON.createObjectNode();
         stop.put("type", "message_stop");

@@ -66,6 +66,10 @@ class FakeProviderTest {
         assertEquals("assistant", choice.path("message").path("role").asText());
         assertEquals(PATCH, choice.path("message").path("content").asText());
         assertEquals("stop", choice.path("finish_reason").asText());
+        // In OpenAI's schema and null unless asked for: present, so a strict client finds what it expects.
+        assertTrue(choice.has("logprobs") && choice.path("logprobs").isNull());
+        assertTrue(choice.path("message").has("refusal")
+                && choice.path("message").path("refusal").isNull());
         // "please fix the counter" is four words; the patch's word count is what the log must report too.
         int completionWords = PATCH.strip().split("\\s+").length;
         assertEquals(4, body.path("usage").path("prompt_tokens").asInt());
@@ -198,11 +202,14 @@ class FakeProviderTest {
         StringBuilder content = new StringBuilder();
         for (JsonNode chunk : chunks) {
             assertEquals("chat.completion.chunk", chunk.path("object").asText());
+            assertTrue(chunk.path("choices").path(0).has("logprobs"), chunk.toString());
             assertEquals(usageChunk.path("id").asText(), chunk.path("id").asText());
             content.append(
                     chunk.path("choices").path(0).path("delta").path("content").asText(""));
         }
         assertEquals(PATCH, content.toString());
+        JsonNode firstDelta = chunks.get(0).path("choices").path(0).path("delta");
+        assertTrue(firstDelta.has("refusal") && firstDelta.path("refusal").isNull(), firstDelta.toString());
         assertEquals(
                 "stop",
                 chunks.get(chunks.size() - 1)

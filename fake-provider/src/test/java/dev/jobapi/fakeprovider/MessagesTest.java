@@ -1,7 +1,6 @@
 package dev.jobapi.fakeprovider;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -120,18 +119,48 @@ class MessagesTest {
         assertTrue(fake.requests().stream().allMatch(r -> "key-2".equals(r.requestKey()) && r.usage() == null));
     }
 
+    /** Anthropic always reports usage; missing usage is a stream that breaks before message_delta. */
     @Test
-    void omitsUsageFromEveryEventWhenScripted() throws Exception {
+    void missingUsageIsAStreamThatBreaksAfterTheTextBeforeMessageDelta() throws Exception {
+        fake.addScript(Script.of("no usage", Step.withoutUsage()));
+        HttpResponse<InputStream> response = CLIENT.send(
+                post(messages("no usage here", null, true), null), HttpResponse.BodyHandlers.ofInputStream());
+
+        List<String> lines = new ArrayList<>();
+        try (BufferedReader reader =
+                new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+            assertThrows(IOException.class, () -> {
+                String line;
+                while ((line = reader.readLine()) != null) {
+                    lines.add(line);
+                }
+            });
+        }
+        List<String> types = lines.stream()
+                .filter(line -> line.startsWith("event: "))
+                .map(line -> line.substring(7))
+                .distinct()
+                .toList();
+        assertEquals(
+                List.of("message_start", "content_block_start", "content_block_delta", "content_block_stop"), types);
+        // message_start carries usage as it always does: the input count and a provisional output of 1.
+        JsonNode start = JSON.readTree(lines.stream()
+                .filter(line -> line.startsWith("data: ") && line.contains("message_start"))
+                .findFirst()
+                .orElseThrow()
+                .substring(6));
+        assertEquals(3, start.path("message").path("usage").path("input_tokens").asInt());
+        assertEquals(
+                1, start.path("message").path("usage").path("output_tokens").asInt());
+        assertNull(fake.requests().get(0).usage());
+    }
+
+    @Test
+    void missingUsageOfAWholeMessageIsABodyThatBreaksOffHalfway() {
         fake.addScript(Script.of("no usage", Step.withoutUsage()));
 
-        String stream = send(messages("no usage here", null, true), null).body();
-        JsonNode whole =
-                JSON.readTree(send(messages("no usage here", null, false), null).body());
-
-        assertFalse(stream.contains("\"usage\""), stream);
-        assertTrue(stream.contains("message_stop"));
-        assertFalse(whole.has("usage"));
-        assertTrue(fake.requests().stream().allMatch(r -> r.usage() == null && r.status() == 200));
+        assertThrows(IOException.class, () -> send(messages("no usage here", null, false), null));
+        assertNull(fake.requests().get(0).usage());
     }
 
     @Test

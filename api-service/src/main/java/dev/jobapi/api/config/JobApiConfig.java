@@ -21,6 +21,14 @@ public interface JobApiConfig {
 
     Callbacks callbacks();
 
+    /**
+     * The address clients reach this API at, without a trailing slash. Problem types are absolute URIs
+     * under it ({@code <base>/problems/<code>}, RFC 9457 section 3.1.1), each a page this API serves;
+     * configured, never taken from the request's Host header. The default is the local {@code bin/dev up}.
+     */
+    @WithDefault("http://127.0.0.1:8080")
+    java.net.URI publicBaseUri();
+
     /** Signed provider callbacks (POST /callbacks/{provider}). */
     interface Callbacks {
         /** Per provider, {@code jobapi.callbacks.provider.<name>.*}. */
@@ -84,6 +92,23 @@ public interface JobApiConfig {
          */
         @WithDefault("256")
         int maxUploadsPerClient();
+
+        /**
+         * The request target (path and query), answered 414 past it. No URL of this API needs more
+         * than a few hundred characters; 4 KiB is what Vert.x's codec allowed before. The codec's own
+         * bound (quarkus.http.limits.max-initial-line-length) is kept larger, so this API's problem
+         * answers first.
+         */
+        @WithDefault("4096")
+        int maxUriLength();
+
+        /**
+         * All header names and values of a request together, answered 431 past it: a token of a few
+         * kilobytes fits many times. 20 KiB is Vert.x's default; its codec bound
+         * (quarkus.http.limits.max-header-size) is kept larger, so this API's problem answers first.
+         */
+        @WithDefault("20480")
+        int maxHeaderBytes();
 
         /** A reason (supersede, kill switch, resolve) is a sentence or two for the audit trail. */
         @WithDefault("1000")

@@ -29,6 +29,7 @@ import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
@@ -95,7 +96,9 @@ public class AdminResource {
         this.metrics = metrics;
     }
 
-    @Operation(summary = "The kill switch for new fallback attempts: position, who set it, when, why")
+    @Operation(
+            operationId = "getFallback",
+            summary = "The kill switch for new fallback attempts: position, who set it, when, why")
     @APIResponse(responseCode = "200", description = "The switch")
     @GET
     @Path("fallback")
@@ -103,13 +106,14 @@ public class AdminResource {
         return fallbackSwitch.state();
     }
 
-    @Operation(summary = "Flip the kill switch; disabling deletes nothing and is audited")
+    @Operation(operationId = "setFallback", summary = "Flip the kill switch; disabling deletes nothing and is audited")
     @APIResponse(responseCode = "200", description = "The switch")
     @APIResponse(responseCode = "400", description = "invalid-request (enabled missing, or no reason when disabling)")
     @RequestBody(
             content =
                     @Content(
                             mediaType = "application/json",
+                            schema = @Schema(implementation = FallbackChange.class),
                             examples =
                                     @ExampleObject(
                                             name = "example",
@@ -127,7 +131,7 @@ public class AdminResource {
         return fallbackSwitch.set(currentCaller.get(), change.enabled(), reason);
     }
 
-    @Operation(summary = "Dead-lettered attempt messages, without consuming them")
+    @Operation(operationId = "listDeadLetters", summary = "Dead-lettered attempt messages, without consuming them")
     @APIResponse(responseCode = "200", description = "A page of dead letters and the DLQ depth")
     @APIResponse(responseCode = "400", description = "invalid-request")
     @GET
@@ -141,13 +145,16 @@ public class AdminResource {
         return new DeadLetterPage(deadLetters.list(offset, limit), depth, offset, limit);
     }
 
-    @Operation(summary = "Move dead letters back to the work queue (confirmed before removal); audited")
+    @Operation(
+            operationId = "replayDeadLetters",
+            summary = "Move dead letters back to the work queue (confirmed before removal); audited")
     @APIResponse(responseCode = "200", description = "How many were replayed and skipped")
     @APIResponse(responseCode = "400", description = "invalid-request")
     @RequestBody(
             content =
                     @Content(
                             mediaType = "application/json",
+                            schema = @Schema(implementation = ReplayRequest.class),
                             examples = @ExampleObject(name = "example", value = "{\"all\":true}")))
     @POST
     @Path("dlq/replay")
@@ -173,7 +180,7 @@ public class AdminResource {
         return result;
     }
 
-    @Operation(summary = "Attempts held because the provider reported no usage")
+    @Operation(operationId = "listQuarantined", summary = "Attempts held because the provider reported no usage")
     @APIResponse(responseCode = "200", description = "The held attempts")
     @GET
     @Path("quarantine")
@@ -183,7 +190,9 @@ public class AdminResource {
                 .toList();
     }
 
-    @Operation(summary = "Record reconciled usage (the attempt then goes to the election) or fail a held attempt")
+    @Operation(
+            operationId = "resolveAttempt",
+            summary = "Record reconciled usage (the attempt then goes to the election) or fail a held attempt")
     @APIResponse(responseCode = "200", description = "The attempt")
     @APIResponse(responseCode = "400", description = "invalid-request")
     @APIResponse(responseCode = "404", description = "not-found")
@@ -192,6 +201,7 @@ public class AdminResource {
             content =
                     @Content(
                             mediaType = "application/json",
+                            schema = @Schema(implementation = Resolution.class),
                             examples =
                                     @ExampleObject(
                                             name = "example",
@@ -231,7 +241,7 @@ public class AdminResource {
                 null);
     }
 
-    @Operation(summary = "Operator and reviewer actions, newest first")
+    @Operation(operationId = "listAudit", summary = "Operator and reviewer actions, newest first")
     @APIResponse(responseCode = "200", description = "Audit records")
     @APIResponse(responseCode = "400", description = "invalid-request")
     @GET

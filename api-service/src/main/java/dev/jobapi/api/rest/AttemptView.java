@@ -6,6 +6,7 @@ import dev.jobapi.common.attempt.UsageRecord;
 import dev.jobapi.common.attempt.UsageSource;
 import java.time.Instant;
 import java.util.UUID;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /** The Attempt representation of docs/api.md#representations. */
 public record AttemptView(
@@ -13,12 +14,12 @@ public record AttemptView(
         UUID jobId,
         String provider,
         AttemptState state,
-        String remoteId,
-        String outputDigest,
-        String reason,
-        String reviewedBy,
+        @Schema(nullable = true) String remoteId,
+        @Schema(nullable = true) String outputDigest,
+        @Schema(nullable = true) String reason,
+        @Schema(nullable = true) String reviewedBy,
         boolean quarantined,
-        UsageView usage,
+        @Schema(nullable = true) UsageView usage,
         Instant createdAt,
         Instant updatedAt) {
 

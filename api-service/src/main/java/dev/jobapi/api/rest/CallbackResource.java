@@ -20,6 +20,7 @@ import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
@@ -54,9 +55,17 @@ public class CallbackResource {
         this.relay = relay;
     }
 
-    @Operation(summary = "A provider's signed result for one of our attempts; reconciled like a lookup")
-    @APIResponse(responseCode = "202", description = "Stored; a worker reconciles the attempt from it")
-    @APIResponse(responseCode = "200", description = "This attempt's callback was stored before: Idempotent-Replayed")
+    @Operation(
+            operationId = "receiveCallback",
+            summary = "A provider's signed result for one of our attempts; reconciled like a lookup")
+    @APIResponse(
+            responseCode = "202",
+            description = "Stored; a worker reconciles the attempt from it",
+            content = @Content(mediaType = "application/json", schema = @Schema(implementation = Receipt.class)))
+    @APIResponse(
+            responseCode = "200",
+            description = "This attempt's callback was stored before: Idempotent-Replayed",
+            content = @Content(mediaType = "application/json", schema = @Schema(implementation = Receipt.class)))
     @APIResponse(responseCode = "400", description = "invalid-request")
     @APIResponse(responseCode = "401", description = "signature-invalid, signature-expired")
     @APIResponse(responseCode = "404", description = "not-found (no callbacks for this provider), attempt-not-found")
@@ -65,6 +74,7 @@ public class CallbackResource {
             content =
                     @Content(
                             mediaType = "application/json",
+                            schema = @Schema(implementation = Callback.class),
                             examples =
                                     @ExampleObject(
                                             name = "example",

@@ -1,6 +1,7 @@
 package dev.jobapi.api.rest;
 
 import java.util.List;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /** One page of GET /jobs; {@code nextCursor} is null on the last page. */
-public record JobPage(List<JobSummary> items, String nextCursor) {}
+public record JobPage(List<JobSummary> items, @Schema(nullable = true) String nextCursor) {}

@@ -35,8 +35,10 @@ import jakarta.ws.rs.core.Response;
 import java.util.List;
 import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
@@ -89,24 +91,34 @@ public class JobResource {
         this.auditLog = auditLog;
     }
 
-    @Operation(summary = "Create a job, or replay the job this Idempotency-Key made")
-    @APIResponse(responseCode = "201", description = "Created; Location names the job")
-    @APIResponse(responseCode = "200", description = "Replayed: Idempotent-Replayed: true")
+    @Operation(operationId = "createJob", summary = "Create a job, or replay the job this Idempotency-Key made")
+    @APIResponse(
+            responseCode = "201",
+            description = "Created; Location names the job",
+            content = @Content(mediaType = "application/json", schema = @Schema(implementation = JobView.class)))
+    @APIResponse(
+            responseCode = "200",
+            description = "Replayed: Idempotent-Replayed: true",
+            content = @Content(mediaType = "application/json", schema = @Schema(implementation = JobView.class)))
     @APIResponse(
             responseCode = "400",
-            description = "idempotency-key-missing, idempotency-key-invalid, invalid-request")
+            description = "idempotency-key-missing, idempotency-key-invalid, invalid-request, not-i-json")
+    @APIResponse(
+            responseCode = "429",
+            description = "budget-exceeded (today's token budget is spent), too-many-uploads")
     @APIResponse(responseCode = "413", description = "payload-too-large (body over 1 MiB, input over 512 KiB)")
     @APIResponse(responseCode = "415", description = "unsupported-media-type")
     @APIResponse(responseCode = "422", description = "idempotency-key-reused, unknown-provider")
     @RequestBody(
             description = "input: a JSON object of at most 512 KiB as canonical JSON; the whole body at most 1 MiB,"
-                    + " 10,000 JSON values and 32 levels of nesting, numbers within the range of a double, no NUL"
-                    + " characters. input.repository and input.baseRef, when given, are git names: a repository"
+                    + " 10,000 JSON values and 32 levels of nesting, no NUL characters; I-JSON (RFC 7493): numbers a"
+                    + " double carries unchanged, no lone surrogates (400 not-i-json), no repeated member names. input.repository and input.baseRef, when given, are git names: a repository"
                     + " name of letters, digits, '.', '_', '-' (optionally owner/name), a branch or tag name as"
                     + " git check-ref-format allows, without control characters or spaces.",
             content =
                     @Content(
                             mediaType = "application/json",
+                            schema = @Schema(implementation = JobRequests.CreateJob.class),
                             examples =
                                     @ExampleObject(
                                             name = "example",
@@ -148,6 +160,7 @@ public class JobResource {
     }
 
     @Operation(
+            operationId = "listJobs",
             summary = "The caller's jobs, newest first, cursor-paginated",
             description = "Summaries: the input is a preview (the first 200 characters of prompt, repository"
                     + " and baseRef) with inputBytes, the stored size; GET /jobs/{id} has the whole input,"
@@ -166,7 +179,7 @@ public class JobResource {
         return new JobPage(page.jobs(), page.nextCursor());
     }
 
-    @Operation(summary = "One job with its attempts and the actions the caller may take")
+    @Operation(operationId = "getJob", summary = "One job with its attempts and the actions the caller may take")
     @APIResponse(responseCode = "200", description = "The job")
     @APIResponse(responseCode = "404", description = "job-not-found (also another owner's job)")
     @GET
@@ -177,9 +190,20 @@ public class JobResource {
         return views.of(access.visible(caller, jobId(id)), caller);
     }
 
-    @Operation(summary = "Request another attempt; a reviewer may supersede open attempts with a reason")
-    @APIResponse(responseCode = "201", description = "The new attempt")
-    @APIResponse(responseCode = "200", description = "Replayed: Idempotent-Replayed: true")
+    @Operation(
+            operationId = "requestAttempt",
+            summary = "Request another attempt; a reviewer may supersede open attempts with a reason")
+    @APIResponse(
+            responseCode = "201",
+            description = "The new attempt",
+            content = @Content(mediaType = "application/json", schema = @Schema(implementation = AttemptView.class)))
+    @APIResponse(
+            responseCode = "200",
+            description = "Replayed: Idempotent-Replayed: true",
+            content = @Content(mediaType = "application/json", schema = @Schema(implementation = AttemptView.class)))
+    @APIResponse(
+            responseCode = "429",
+            description = "budget-exceeded (today's token budget is spent), too-many-uploads")
     @APIResponse(
             responseCode = "400",
             description = "idempotency-key-missing, idempotency-key-invalid, invalid-request")
@@ -191,6 +215,7 @@ public class JobResource {
             content =
                     @Content(
                             mediaType = "application/json",
+                            schema = @Schema(implementation = JobRequests.RequestAttempt.class),
                             examples =
                                     @ExampleObject(
                                             name = "example",
@@ -223,7 +248,7 @@ public class JobResource {
                 .build();
     }
 
-    @Operation(summary = "Cancel the job (idempotent)")
+    @Operation(operationId = "cancelJob", summary = "Cancel the job (idempotent)")
     @APIResponse(responseCode = "200", description = "The cancelled job")
     @APIResponse(responseCode = "404", description = "job-not-found")
     @APIResponse(responseCode = "409", description = "job-closed (a result was already chosen)")
@@ -236,7 +261,7 @@ public class JobResource {
     }
 
     /** The job's history in commit order: requests, replays, deliveries, transitions, winner, apply, usage. */
-    @Operation(summary = "The job's history in commit order")
+    @Operation(operationId = "getJobTimeline", summary = "The job's history in commit order")
     @APIResponse(responseCode = "200", description = "Events")
     @APIResponse(responseCode = "404", description = "job-not-found")
     @GET
@@ -247,8 +272,13 @@ public class JobResource {
         return auditLog.timeline(access.visible(caller, jobId(id)).id());
     }
 
-    @Operation(summary = "The winning attempt's patch (text/x-diff, ETag = output digest)")
-    @APIResponse(responseCode = "200", description = "The patch")
+    @Operation(
+            operationId = "getJobOutput",
+            summary = "The winning attempt's patch (text/x-diff, ETag = output digest)")
+    @APIResponse(
+            responseCode = "200",
+            description = "The patch",
+            content = @Content(mediaType = "text/x-diff", schema = @Schema(type = SchemaType.STRING)))
     @APIResponse(responseCode = "404", description = "job-not-found")
     @APIResponse(responseCode = "409", description = "no-output")
     @GET
@@ -278,7 +308,7 @@ public class JobResource {
         try {
             return JobState.fromWireName(state);
         } catch (IllegalArgumentException e) {
-            throw new ProblemException(Problem.INVALID_REQUEST, "Unknown state '" + state + "'.");
+            throw new ProblemException(Problem.INVALID_QUERY, "Unknown state '" + state + "'.");
         }
     }
 }

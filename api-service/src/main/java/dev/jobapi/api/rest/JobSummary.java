@@ -3,6 +3,7 @@ package dev.jobapi.api.rest;
 import dev.jobapi.common.job.JobState;
 import java.time.Instant;
 import java.util.UUID;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /**
  * One job in GET /jobs. A list never carries whole inputs: {@code input} is a preview (the first
@@ -18,7 +19,7 @@ public record JobSummary(
         InputPreview input,
         long inputBytes,
         String provider,
-        UUID winningAttemptId,
+        @Schema(nullable = true) UUID winningAttemptId,
         long version,
         Instant createdAt,
         Instant updatedAt) {
@@ -26,5 +27,8 @@ public record JobSummary(
     public static final int PREVIEW_LENGTH = 200;
 
     /** The start of the input's well-known text fields; null where the input has none. */
-    public record InputPreview(String prompt, String repository, String baseRef) {}
+    public record InputPreview(
+            @Schema(nullable = true) String prompt,
+            @Schema(nullable = true) String repository,
+            @Schema(nullable = true) String baseRef) {}
 }

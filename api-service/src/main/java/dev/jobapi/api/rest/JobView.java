@@ -5,6 +5,7 @@ import dev.jobapi.common.job.JobState;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /**
  * The Job representation of docs/api.md#representations. {@code actions} is what the caller may do
@@ -19,9 +20,9 @@ public record JobView(
         JsonNode input,
         String provider,
         List<String> fallback,
-        UUID winningAttemptId,
+        @Schema(nullable = true) UUID winningAttemptId,
         long version,
-        String reviewReason,
+        @Schema(nullable = true) String reviewReason,
         Instant createdAt,
         Instant updatedAt,
         List<AttemptView> attempts,

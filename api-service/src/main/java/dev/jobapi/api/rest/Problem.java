@@ -9,6 +9,11 @@ public enum Problem {
     IDEMPOTENCY_KEY_INVALID(
             400, "idempotency-key-invalid", "The Idempotency-Key header must be 1-255 printable ASCII characters"),
     INVALID_REQUEST(400, "invalid-request", "The request body is not valid"),
+    INVALID_QUERY(400, "invalid-query", "A query parameter is not valid"),
+    NOT_I_JSON(
+            400,
+            "not-i-json",
+            "The body is JSON but not I-JSON (RFC 7493): a number a double would change, or a lone surrogate"),
     UNAUTHENTICATED(401, "unauthenticated", "A valid bearer token is required"),
     SIGNATURE_INVALID(401, "signature-invalid", "The callback's Jobapi-Signature is missing or does not verify"),
     SIGNATURE_EXPIRED(401, "signature-expired", "The callback was signed outside the accepted time window"),
@@ -58,8 +63,15 @@ public enum Problem {
         return title;
     }
 
-    /** The problem type URI; relative, resolved against the API's own base. */
-    public String type() {
-        return "/problems/" + code;
+    /** The path of this problem's page, served by {@link ProblemTypeResource}. */
+    public String path() {
+        return ProblemTypeResource.PATH + "/" + code;
+    }
+
+    /** The entry with this code, if any. */
+    public static java.util.Optional<Problem> ofCode(String code) {
+        return java.util.Arrays.stream(values())
+                .filter(p -> p.code.equals(code))
+                .findFirst();
     }
 }

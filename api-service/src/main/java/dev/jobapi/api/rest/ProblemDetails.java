@@ -2,12 +2,12 @@ package dev.jobapi.api.rest;
 
 import com.fasterxml.jackson.annotation.JsonAnyGetter;
 import com.fasterxml.jackson.annotation.JsonInclude;
-import jakarta.ws.rs.core.Response;
 import java.util.Map;
 
 /**
  * The RFC 9457 body, with the short {@code code} docs/api.md#errors promises and, where a problem
- * has figures a client needs (a budget), extension members beside the standard ones.
+ * has figures a client needs (a budget), extension members beside the standard ones. {@link Problems}
+ * makes them.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ProblemDetails(
@@ -19,17 +19,5 @@ public record ProblemDetails(
     @Override
     public Map<String, Object> extensions() {
         return extensions;
-    }
-
-    public static Response response(Problem problem, String detail) {
-        return response(problem, detail, Map.of());
-    }
-
-    public static Response response(Problem problem, String detail, Map<String, Object> extensions) {
-        return Response.status(problem.status())
-                .type(MEDIA_TYPE)
-                .entity(new ProblemDetails(
-                        problem.type(), problem.title(), problem.status(), detail, problem.code(), extensions))
-                .build();
     }
 }

@@ -21,9 +21,11 @@ public class ProblemMappers {
     private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
 
     private final ApiMetrics metrics;
+    private final Problems problems;
 
-    ProblemMappers(ApiMetrics metrics) {
+    ProblemMappers(ApiMetrics metrics, Problems problems) {
         this.metrics = metrics;
+        this.problems = problems;
     }
 
     @ServerExceptionMapper
@@ -33,17 +35,17 @@ public class ProblemMappers {
             case REVIEW_REQUIRED -> metrics.reviewRequiredRefusal();
             default -> {}
         }
-        return ProblemDetails.response(e.problem(), e.getMessage(), e.extensions());
+        return problems.response(e.problem(), e.getMessage(), e.extensions());
     }
 
     @ServerExceptionMapper
     public Response notFound(NotFoundException e) {
-        return ProblemDetails.response(Problem.NOT_FOUND, "Nothing is served at this path.");
+        return problems.response(Problem.NOT_FOUND, "Nothing is served at this path.");
     }
 
     @ServerExceptionMapper
     public Response notAllowed(NotAllowedException e) {
-        Response problem = ProblemDetails.response(Problem.METHOD_NOT_ALLOWED, "See the Allow header.");
+        Response problem = problems.response(Problem.METHOD_NOT_ALLOWED, "See the Allow header.");
         return Response.fromResponse(problem)
                 .header(HttpHeaders.ALLOW, e.getResponse().getHeaderString(HttpHeaders.ALLOW))
                 .build();
@@ -51,13 +53,13 @@ public class ProblemMappers {
 
     @ServerExceptionMapper
     public Response unsupported(NotSupportedException e) {
-        return ProblemDetails.response(
+        return problems.response(
                 Problem.UNSUPPORTED_MEDIA_TYPE, "Send Content-Type: application/json with a JSON body.");
     }
 
     @ServerExceptionMapper
     public Response notAcceptable(NotAcceptableException e) {
-        return ProblemDetails.response(Problem.NOT_ACCEPTABLE, "Accept application/json or */*.");
+        return problems.response(Problem.NOT_ACCEPTABLE, "Accept application/json or */*.");
     }
 
     @ServerExceptionMapper({UnauthorizedException.class, AuthenticationFailedException.class})
@@ -67,7 +69,7 @@ public class ProblemMappers {
         String detail = refusal(e) instanceof TokenRefusedException refused
                 ? refused.getMessage()
                 : "Send Authorization: Bearer <token>; the token was missing, expired or not ours.";
-        return Response.fromResponse(ProblemDetails.response(Problem.UNAUTHENTICATED, detail))
+        return Response.fromResponse(problems.response(Problem.UNAUTHENTICATED, detail))
                 .header(HttpHeaders.WWW_AUTHENTICATE, "Bearer")
                 .build();
     }
@@ -83,7 +85,7 @@ public class ProblemMappers {
 
     @ServerExceptionMapper
     public Response forbidden(ForbiddenException e) {
-        return ProblemDetails.response(Problem.FORBIDDEN, "Your token's groups do not include a role allowed here.");
+        return problems.response(Problem.FORBIDDEN, "Your token's groups do not include a role allowed here.");
     }
 
     @ServerExceptionMapper
@@ -93,13 +95,13 @@ public class ProblemMappers {
             return unexpected(e);
         }
         Problem problem = status == 413 ? Problem.PAYLOAD_TOO_LARGE : Problem.INVALID_REQUEST;
-        return ProblemDetails.response(problem, "The request could not be read.");
+        return problems.response(problem, "The request could not be read.");
     }
 
     @ServerExceptionMapper
     public Response unexpected(Throwable e) {
         LOG.error("Unexpected failure while serving a request", e);
-        return ProblemDetails.response(
+        return problems.response(
                 Problem.INTERNAL, "The failure was logged; retrying with the same Idempotency-Key is safe.");
     }
 }

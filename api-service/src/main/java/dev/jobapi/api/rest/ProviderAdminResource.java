@@ -17,6 +17,8 @@ import jakarta.ws.rs.core.Response;
 import java.util.List;
 import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
 /**
@@ -38,16 +40,26 @@ public class ProviderAdminResource {
         this.acceptance = acceptance;
     }
 
-    @Operation(summary = "Every provider: has it earned automatic fallback (and if not, why), and its newest run")
+    @Operation(
+            operationId = "listProviders",
+            summary = "Every provider: has it earned automatic fallback (and if not, why), and its newest run")
     @APIResponse(responseCode = "200", description = "One entry per configured provider")
     @GET
     public List<ProviderAcceptance.ProviderStatus> providers() {
         return acceptance.statuses();
     }
 
-    @Operation(summary = "Run the acceptance fixtures against a provider; a worker runs them and records the result")
-    @APIResponse(responseCode = "202", description = "Requested; Location names the run to follow")
-    @APIResponse(responseCode = "200", description = "A run of this provider is waiting or going already: that run")
+    @Operation(
+            operationId = "requestAcceptance",
+            summary = "Run the acceptance fixtures against a provider; a worker runs them and records the result")
+    @APIResponse(
+            responseCode = "202",
+            description = "Requested; Location names the run to follow",
+            content = @Content(mediaType = "application/json", schema = @Schema(implementation = AcceptanceRun.class)))
+    @APIResponse(
+            responseCode = "200",
+            description = "A run of this provider is waiting or going already: that run",
+            content = @Content(mediaType = "application/json", schema = @Schema(implementation = AcceptanceRun.class)))
     @APIResponse(responseCode = "404", description = "not-found (no such provider)")
     @POST
     @Path("{name}/acceptance")
@@ -62,7 +74,9 @@ public class ProviderAdminResource {
                 .build();
     }
 
-    @Operation(summary = "One acceptance run: its state, progress and per-task results")
+    @Operation(
+            operationId = "getAcceptanceRun",
+            summary = "One acceptance run: its state, progress and per-task results")
     @APIResponse(responseCode = "200", description = "The run")
     @APIResponse(responseCode = "404", description = "not-found")
     @GET

@@ -29,7 +29,7 @@ final class QueryValues {
             // Answered below with the rule, like a number out of range.
         }
         throw new ProblemException(
-                Problem.INVALID_REQUEST, "'" + name + "' must be a whole number from " + min + " to " + max + ".");
+                Problem.INVALID_QUERY, "'" + name + "' must be a whole number from " + min + " to " + max + ".");
     }
 
     /** {@code value} as a date YYYY-MM-DD from the year 2000 on; absent or empty: {@code fallback}. */
@@ -45,6 +45,6 @@ final class QueryValues {
             // Answered below with the rule, like any other malformed date.
         }
         throw new ProblemException(
-                Problem.INVALID_REQUEST, "'" + name + "' must be a date YYYY-MM-DD from the year 2000 on.");
+                Problem.INVALID_QUERY, "'" + name + "' must be a date YYYY-MM-DD from the year 2000 on.");
     }
 }

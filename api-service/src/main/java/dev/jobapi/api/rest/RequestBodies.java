@@ -1,5 +1,6 @@
 package dev.jobapi.api.rest;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
@@ -8,6 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import dev.jobapi.api.config.JobApiConfig;
+import dev.jobapi.common.digest.CanonicalJson;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -17,8 +19,9 @@ import java.util.Iterator;
 import java.util.Map;
 
 /**
- * Reads request bodies ourselves: size first, then JSON with a nesting bound, then the typed shape
- * with unknown fields refused. Every failure is a precise 400/413 problem, never a 500.
+ * Reads request bodies ourselves: size first, then JSON with a nesting bound, then I-JSON (RFC 7493)
+ * so the canonical digest (RFC 8785) never turns one value into another, then the typed shape with
+ * unknown fields refused. Every failure is a precise 400/413 problem, never a 500.
  */
 @ApplicationScoped
 public class RequestBodies {
@@ -28,7 +31,12 @@ public class RequestBodies {
 
     RequestBodies(ObjectMapper mapper, JobApiConfig config) {
         this.config = config;
-        this.mapper = mapper.copy().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
+        // Numbers are kept exactly as sent, so a number a double would round is seen and refused;
+        // a repeated member name is refused rather than silently keeping the last value.
+        this.mapper = mapper.copy()
+                .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true)
+                .configure(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS, true)
+                .configure(JsonParser.Feature.STRICT_DUPLICATE_DETECTION, true);
         this.mapper
                 .getFactory()
                 .setStreamReadConstraints(StreamReadConstraints.builder()
@@ -58,7 +66,11 @@ public class RequestBodies {
                             + config.intake().maxNestingDepth()
                             + " levels of nesting, numbers of at most 1000 digits): " + e.getOriginalMessage());
         } catch (JsonProcessingException e) {
-            throw new ProblemException(Problem.INVALID_REQUEST, "Malformed JSON: " + e.getOriginalMessage());
+            // The parser itself refuses a lone surrogate in a member name or as raw bytes; only an
+            // escaped one in a string value reaches checkValues. Both are the same I-JSON rule.
+            Problem problem =
+                    e.getOriginalMessage().contains("surrogate") ? Problem.NOT_I_JSON : Problem.INVALID_REQUEST;
+            throw new ProblemException(problem, "Malformed JSON: " + e.getOriginalMessage());
         } catch (IOException e) {
             throw new ProblemException(Problem.INVALID_REQUEST, "The body could not be read.");
         }
@@ -66,27 +78,33 @@ public class RequestBodies {
 
     /**
      * Checks what the parser lets through but nothing downstream can hold: more values than
-     * {@code maxElements}, numbers beyond the range of a double (canonical JSON writes every number as
-     * one), and NUL characters, which PostgreSQL text cannot store and no job needs.
+     * {@code maxElements}; what I-JSON refuses and canonical JSON cannot write (a number that would
+     * change as a double, a lone surrogate); and NUL characters, which PostgreSQL text cannot store
+     * and no job needs. I-JSON problems name the value by its JSON Pointer.
      */
     private void checkValues(JsonNode root) {
         int max = config.intake().maxElements();
         int count = 0;
-        Deque<JsonNode> pending = new ArrayDeque<>();
-        pending.push(root);
+        Deque<Map.Entry<String, JsonNode>> pending = new ArrayDeque<>();
+        pending.push(Map.entry("", root));
         while (!pending.isEmpty()) {
-            JsonNode node = pending.pop();
+            Map.Entry<String, JsonNode> next = pending.pop();
+            String pointer = next.getKey();
+            JsonNode node = next.getValue();
             if (++count > max) {
                 throw new ProblemException(
                         Problem.INVALID_REQUEST, "The body holds more than " + max + " JSON values.");
             }
-            if (node.isNumber() && !Double.isFinite(node.doubleValue())) {
+            if (node.isNumber() && !CanonicalJson.keepsItsValue(node)) {
                 throw new ProblemException(
-                        Problem.INVALID_REQUEST,
-                        "The number " + abbreviated(node.asText()) + " is beyond the range of a double.");
+                        Problem.NOT_I_JSON,
+                        "The number " + abbreviated(node.asText()) + " at '" + pointer
+                                + "' would change as an IEEE 754 double (canonical form "
+                                + canonicalOrOutOfRange(node)
+                                + "); send the number as the double's shortest form, or as a string.");
             }
-            if (node.isTextual() && node.textValue().indexOf('\0') >= 0) {
-                throw new ProblemException(Problem.INVALID_REQUEST, "Strings must not contain NUL (\\u0000).");
+            if (node.isTextual()) {
+                requireStorableText(node.textValue(), pointer);
             }
             Iterator<Map.Entry<String, JsonNode>> fields = node.fields();
             while (fields.hasNext()) {
@@ -94,12 +112,34 @@ public class RequestBodies {
                 if (field.getKey().indexOf('\0') >= 0) {
                     throw new ProblemException(Problem.INVALID_REQUEST, "Names must not contain NUL (\\u0000).");
                 }
-                pending.push(field.getValue());
+                pending.push(Map.entry(pointer + "/" + escapedPointerToken(field.getKey()), field.getValue()));
             }
-            if (node.isArray()) {
-                node.forEach(pending::push);
+            for (int i = 0; node.isArray() && i < node.size(); i++) {
+                pending.push(Map.entry(pointer + "/" + i, node.get(i)));
             }
         }
+    }
+
+    private static void requireStorableText(String text, String pointer) {
+        if (text.indexOf('\0') >= 0) {
+            throw new ProblemException(Problem.INVALID_REQUEST, "Strings must not contain NUL (\\u0000).");
+        }
+        if (CanonicalJson.hasLoneSurrogate(text)) {
+            throw new ProblemException(
+                    Problem.NOT_I_JSON,
+                    "The string at '" + abbreviated(pointer) + "' holds a UTF-16 surrogate without its partner"
+                            + " (one of \\ud800-\\udfff alone), which no UTF-8 text can carry.");
+        }
+    }
+
+    private static String canonicalOrOutOfRange(JsonNode number) {
+        double value = number.doubleValue();
+        return Double.isFinite(value) ? CanonicalJson.number(value) : "none: beyond the range of a double";
+    }
+
+    /** RFC 6901: '~' and '/' in a member name are written as '~0' and '~1'. */
+    private static String escapedPointerToken(String name) {
+        return name.replace("~", "~0").replace("/", "~1");
     }
 
     private static String abbreviated(String text) {

@@ -26,6 +26,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * otherwise); and this guard bounds what a slow or hostile client can hold on to:
  *
  * <ul>
+ *   <li>a request target longer than {@code jobapi.intake.max-uri-length} is refused (414), and
+ *       headers larger than {@code jobapi.intake.max-header-bytes} (431), as problems: the codec's
+ *       own bounds, which answer with an empty body, are set larger;
  *   <li>a body declared larger than {@code jobapi.intake.max-body-bytes} is refused (413) unread;
  *   <li>a body from nobody who could be authenticated is refused before it is read: a bearer token
  *       must be present (it is verified before the body is read), and a callback's signature header
@@ -44,14 +47,17 @@ public class UploadGuard {
     private final JobApiConfig.Intake config;
     private final CallbackSignatures signatures;
     private final ObjectMapper mapper;
+    private final Problems problems;
     private final Vertx vertx;
     private final Map<String, Integer> inFlight = new ConcurrentHashMap<>();
     private final BodyHandler bodies;
 
-    UploadGuard(JobApiConfig config, CallbackSignatures signatures, ObjectMapper mapper, Vertx vertx) {
+    UploadGuard(
+            JobApiConfig config, CallbackSignatures signatures, ObjectMapper mapper, Problems problems, Vertx vertx) {
         this.config = config.intake();
         this.signatures = signatures;
         this.mapper = mapper;
+        this.problems = problems;
         this.vertx = vertx;
         // Reads the whole body asynchronously on the event loop; RESTEasy Reactive then takes it from
         // memory instead of reading it on the endpoint's worker thread, parked while the client sends.
@@ -83,15 +89,29 @@ public class UploadGuard {
 
     void guard(RoutingContext context) {
         HttpServerRequest request = context.request();
-        if (!carriesBody(request)) {
-            context.next();
+        if (request.uri().length() > config.maxUriLength()) {
+            refuse(
+                    context,
+                    Problem.URI_TOO_LONG,
+                    "The request target is longer than " + config.maxUriLength() + " characters.");
+            return;
+        }
+        if (headerBytes(request) > config.maxHeaderBytes()) {
+            refuse(context, Problem.HEADERS_TOO_LARGE, "The headers exceed " + config.maxHeaderBytes() + " bytes.");
             return;
         }
         try {
+            // Any method: a GET declaring a huge body is refused here too, not by Vert.x without a body.
             requireDeclaredLengthWithinLimit(request);
-            requireSomeoneToAuthenticate(request);
+            if (carriesBody(request)) {
+                requireSomeoneToAuthenticate(request);
+            }
         } catch (ProblemException refused) {
             answerAndDrain(context, refused.problem(), refused.getMessage());
+            return;
+        }
+        if (!carriesBody(request)) {
+            context.next();
             return;
         }
         String client = request.remoteAddress() == null
@@ -160,6 +180,15 @@ public class UploadGuard {
         }
     }
 
+    /** Header names and values as they came on the wire, each line with its ": " and CRLF. */
+    private static long headerBytes(HttpServerRequest request) {
+        long bytes = 0;
+        for (Map.Entry<String, String> header : request.headers()) {
+            bytes += header.getKey().length() + header.getValue().length() + 4;
+        }
+        return bytes;
+    }
+
     private static boolean carriesBody(HttpServerRequest request) {
         HttpMethod method = request.method();
         if (method != HttpMethod.POST && method != HttpMethod.PUT && method != HttpMethod.PATCH) {
@@ -215,8 +244,7 @@ public class UploadGuard {
 
     private String problemBody(Problem problem, String detail) {
         try {
-            return mapper.writeValueAsString(new ProblemDetails(
-                    problem.type(), problem.title(), problem.status(), detail, problem.code(), Map.of()));
+            return mapper.writeValueAsString(problems.details(problem, detail, Map.of()));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("A problem body is always serialisable", e);
         }

@@ -14,6 +14,8 @@ import java.time.Clock;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.List;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
 /** GET /usage: the caller's token totals by provider and day, from the ledger; operators for anyone. */
 @Path("/usage")
@@ -36,6 +38,12 @@ public class UsageResource {
         this.clock = clock;
     }
 
+    @Operation(
+            operationId = "getUsage",
+            summary = "Tokens used per day and provider, for the caller (or, for an operator, any owner)")
+    @APIResponse(responseCode = "200", description = "Daily totals over the range (default: the last 30 days)")
+    @APIResponse(responseCode = "400", description = "invalid-query (owner, from, to or the range)")
+    @APIResponse(responseCode = "403", description = "forbidden (another owner's usage without the operator role)")
     @GET
     public Usage usage(
             @QueryParam("owner") String owner, @QueryParam("from") String from, @QueryParam("to") String to) {
@@ -43,7 +51,7 @@ public class UsageResource {
         String subject = owner == null ? caller.subject() : owner;
         if (!Subjects.isUsable(subject)) {
             throw new ProblemException(
-                    Problem.INVALID_REQUEST,
+                    Problem.INVALID_QUERY,
                     "'owner' must be a subject: 1-" + Subjects.MAX_LENGTH + " characters, no control characters.");
         }
         if (!subject.equals(caller.subject()) && !caller.roles().contains(Caller.OPERATOR)) {
@@ -53,7 +61,7 @@ public class UsageResource {
         LocalDate first = QueryValues.date("from", from, last.minusDays(29));
         if (first.isAfter(last) || first.plusDays(MAX_DAYS).isBefore(last)) {
             throw new ProblemException(
-                    Problem.INVALID_REQUEST,
+                    Problem.INVALID_QUERY,
                     "'from' must not be after 'to', and the range at most " + MAX_DAYS + " days.");
         }
         return new Usage(subject, first, last, ledger.totals(subject, first, last));

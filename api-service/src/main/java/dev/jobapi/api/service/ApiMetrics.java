@@ -1,6 +1,8 @@
 package dev.jobapi.api.service;
 
 import dev.jobapi.common.message.DeadLetterQueue;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.ShutdownEvent;
@@ -20,27 +22,61 @@ import org.jboss.logging.Logger;
  * {@code jobapi_review_required_refusals_total}, {@code jobapi_dlq_replayed_total}, and the gauges
  * {@code jobapi_unknown_attempts_open}, {@code jobapi_dlq_depth}, {@code jobapi_outbox_lag_seconds}.
  * The gauges are refreshed on a background thread, never on a scrape (which runs on the event loop).
+ * Every meter is registered at start-up, counters at zero, each with its help text, so an alert on a
+ * rare event (a review-required refusal) has a series before the first one; README's metric table
+ * lists the same names and help texts ({@code MetricsTest} compares them).
  */
 @ApplicationScoped
 public class ApiMetrics {
 
     private static final Logger LOG = Logger.getLogger(ApiMetrics.class);
 
-    private final MeterRegistry registry;
     private final EntityManager em;
     private final DeadLetterQueue deadLetters;
     private final AtomicLong unknownAttemptsOpen = new AtomicLong();
     private final AtomicLong dlqDepth = new AtomicLong();
     private final AtomicLong outboxLagSeconds = new AtomicLong();
+    private final Counter jobsCreated;
+    private final Counter jobsReplayed;
+    private final Counter keyConflicts;
+    private final Counter reviewRequiredRefusals;
+    private final Counter dlqReplayed;
     private ScheduledExecutorService refresher;
 
     ApiMetrics(MeterRegistry registry, EntityManager em, DeadLetterQueue deadLetters) {
-        this.registry = registry;
         this.em = em;
         this.deadLetters = deadLetters;
-        registry.gauge("jobapi.unknown.attempts.open", unknownAttemptsOpen);
-        registry.gauge("jobapi.dlq.depth", dlqDepth);
-        registry.gauge("jobapi.outbox.lag.seconds", outboxLagSeconds);
+        jobsCreated = counter(registry, "jobapi.jobs.created", "Jobs created by POST /jobs (not replays)");
+        jobsReplayed = counter(
+                registry, "jobapi.jobs.replayed", "POST /jobs answered with the job its Idempotency-Key already made");
+        keyConflicts = counter(
+                registry,
+                "jobapi.idempotency.key.conflicts",
+                "Idempotency-Keys reused with a different request (422 idempotency-key-reused)");
+        reviewRequiredRefusals = counter(
+                registry,
+                "jobapi.review.required.refusals",
+                "Attempt requests refused because an earlier attempt may still produce a result (409 review-required)");
+        dlqReplayed = counter(registry, "jobapi.dlq.replayed", "Dead-lettered attempt messages replayed by operators");
+        gauge(
+                registry,
+                "jobapi.unknown.attempts.open",
+                "Attempts in state unknown, awaiting a reviewer",
+                unknownAttemptsOpen);
+        gauge(registry, "jobapi.dlq.depth", "Messages in the dead-letter queue", dlqDepth);
+        gauge(
+                registry,
+                "jobapi.outbox.lag.seconds",
+                "Age of the oldest outbox row not yet published to RabbitMQ",
+                outboxLagSeconds);
+    }
+
+    private static Counter counter(MeterRegistry registry, String name, String help) {
+        return Counter.builder(name).description(help).register(registry);
+    }
+
+    private static void gauge(MeterRegistry registry, String name, String help, AtomicLong value) {
+        Gauge.builder(name, value, AtomicLong::doubleValue).description(help).register(registry);
     }
 
     void start(@Observes StartupEvent event) {
@@ -78,22 +114,22 @@ public class ApiMetrics {
     }
 
     public void jobCreated() {
-        registry.counter("jobapi.jobs.created").increment();
+        jobsCreated.increment();
     }
 
     public void jobReplayed() {
-        registry.counter("jobapi.jobs.replayed").increment();
+        jobsReplayed.increment();
     }
 
     public void keyConflict() {
-        registry.counter("jobapi.idempotency.key.conflicts").increment();
+        keyConflicts.increment();
     }
 
     public void reviewRequiredRefusal() {
-        registry.counter("jobapi.review.required.refusals").increment();
+        reviewRequiredRefusals.increment();
     }
 
     public void replayed(int messages) {
-        registry.counter("jobapi.dlq.replayed").increment(messages);
+        dlqReplayed.increment(messages);
     }
 }

@@ -6,6 +6,7 @@ import jakarta.transaction.Transactional;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /** Reads the audit trail and the job timelines. */
 @ApplicationScoped
@@ -17,13 +18,18 @@ public class AuditLog {
             Instant at,
             String actor,
             String action,
-            String reason,
-            UUID jobId,
-            UUID attemptId,
-            String details) {}
+            @Schema(nullable = true) String reason,
+            @Schema(nullable = true) UUID jobId,
+            @Schema(nullable = true) UUID attemptId,
+            @Schema(nullable = true) String details) {}
 
     /** One event of a job's timeline. */
-    public record Event(long id, Instant at, String kind, UUID attemptId, String detail) {}
+    public record Event(
+            long id,
+            Instant at,
+            String kind,
+            @Schema(nullable = true) UUID attemptId,
+            @Schema(nullable = true) String detail) {}
 
     private final EntityManager em;
 

@@ -117,7 +117,7 @@ public class JobQueries {
                 int bar = raw.indexOf('|');
                 return new Cursor(Instant.parse(raw.substring(0, bar)), UUID.fromString(raw.substring(bar + 1)));
             } catch (RuntimeException e) {
-                throw new ProblemException(Problem.INVALID_REQUEST, "The cursor is not one this API issued.");
+                throw new ProblemException(Problem.INVALID_QUERY, "The cursor is not one this API issued.");
             }
         }
     }

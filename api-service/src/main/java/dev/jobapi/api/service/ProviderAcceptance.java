@@ -13,6 +13,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /**
  * Operators' view of how providers earn automatic fallback (docs/design.md, rule 12): request an
@@ -26,7 +27,11 @@ public class ProviderAcceptance {
      * the freshness) and, when not, why; and its newest run, which may still be going. The worker's
      * {@code jobapi.provider.<name>.automatic-fallback} must allow the provider too.
      */
-    public record ProviderStatus(String name, boolean accepted, String refusal, AcceptanceRun latestRun) {}
+    public record ProviderStatus(
+            String name,
+            boolean accepted,
+            @Schema(nullable = true) String refusal,
+            @Schema(nullable = true) AcceptanceRun latestRun) {}
 
     private final Providers providers;
     private final ProviderAcceptances acceptances;

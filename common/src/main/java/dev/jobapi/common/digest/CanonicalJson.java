@@ -1,17 +1,23 @@
 package dev.jobapi.common.digest;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import org.erdtman.jcs.NumberToJSON;
 
 /**
- * Canonical JSON in the style of RFC 8785 (JCS): object members sorted by their UTF-16 code units,
- * no insignificant whitespace, numbers written as ECMAScript writes an IEEE 754 double, strings with
- * the minimal escaping. Two bodies that mean the same thing give the same bytes, so field order or
- * formatting never mints a new job.
+ * Canonical JSON as RFC 8785 (JCS) defines it: object members sorted by their UTF-16 code units, no
+ * insignificant whitespace, numbers written as ECMAScript writes an IEEE 754 double, strings with the
+ * minimal escaping. Two bodies that mean the same thing give the same bytes, so field order or
+ * formatting never mints a new job; the bytes are the same on every JDK.
+ *
+ * <p>The input must be I-JSON (RFC 7493), as RFC 8785 requires: a string with an unpaired surrogate
+ * or a number the canonical form would change (see {@link #keepsItsValue}) is refused with {@link
+ * NotIJsonException} instead of being written as something else.
  */
 public final class CanonicalJson {
 
@@ -28,6 +34,36 @@ public final class CanonicalJson {
         return Sha256.prefixed(write(node).getBytes(StandardCharsets.UTF_8));
     }
 
+    /**
+     * Whether the canonical form of this number denotes the same value as the number itself, so that
+     * writing it neither rounds it (9007199254740993, 0.30000000000000001) nor loses it (1e400,
+     * 1e-400). A tree read with Jackson's {@code USE_BIG_DECIMAL_FOR_FLOATS} holds each number exactly
+     * as the text said; a tree that already holds a double has nothing left to lose.
+     */
+    public static boolean keepsItsValue(JsonNode number) {
+        double value = number.doubleValue();
+        if (!Double.isFinite(value)) {
+            return false;
+        }
+        if (number.isDouble() || number.isFloat()) {
+            return true;
+        }
+        return new BigDecimal(number(value)).compareTo(number.decimalValue()) == 0;
+    }
+
+    /** Whether the text holds a UTF-16 surrogate without its partner, which no UTF-8 byte can encode. */
+    public static boolean hasLoneSurrogate(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static void append(JsonNode node, StringBuilder out) {
         switch (node.getNodeType()) {
             case OBJECT -> appendObject(node, out);
@@ -42,7 +78,7 @@ public final class CanonicalJson {
                 out.append(']');
             }
             case STRING -> appendString(node.textValue(), out);
-            case NUMBER -> out.append(number(node.doubleValue()));
+            case NUMBER -> appendNumber(node, out);
             case BOOLEAN -> out.append(node.booleanValue());
             case NULL -> out.append("null");
             default -> throw new IllegalArgumentException("Not a JSON value: " + node.getNodeType());
@@ -68,6 +104,9 @@ public final class CanonicalJson {
     }
 
     private static void appendString(String value, StringBuilder out) {
+        if (hasLoneSurrogate(value)) {
+            throw new NotIJsonException(NotIJsonException.Kind.LONE_SURROGATE, "A string holds an unpaired surrogate.");
+        }
         out.append('"');
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
@@ -91,33 +130,21 @@ public final class CanonicalJson {
         out.append('"');
     }
 
+    private static void appendNumber(JsonNode node, StringBuilder out) {
+        if (!keepsItsValue(node)) {
+            throw new NotIJsonException(
+                    NotIJsonException.Kind.INEXACT_NUMBER,
+                    "The number " + node.asText() + " is not exact as a double.");
+        }
+        out.append(number(node.doubleValue()));
+    }
+
     /** ECMAScript's Number.prototype.toString for a finite double (RFC 8785, section 3.2.2.3). */
-    static String number(double value) {
-        if (Double.isNaN(value) || Double.isInfinite(value)) {
-            throw new IllegalArgumentException("JSON has no representation for " + value);
+    public static String number(double value) {
+        try {
+            return NumberToJSON.serializeNumber(value);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("JSON has no representation for " + value, e);
         }
-        if (value == 0) {
-            return "0"; // also for -0, as ECMAScript does
-        }
-        BigDecimal decimal = new BigDecimal(Double.toString(Math.abs(value))).stripTrailingZeros();
-        String digits = decimal.unscaledValue().toString();
-        int k = digits.length();
-        int n = k - decimal.scale(); // value = 0.digits * 10^n
-        StringBuilder out = new StringBuilder(value < 0 ? "-" : "");
-        if (k <= n && n <= 21) {
-            out.append(digits).append("0".repeat(n - k));
-        } else if (0 < n && n <= 21) {
-            out.append(digits, 0, n).append('.').append(digits, n, k);
-        } else if (-6 < n && n <= 0) {
-            out.append("0.").append("0".repeat(-n)).append(digits);
-        } else {
-            out.append(digits.charAt(0));
-            if (k > 1) {
-                out.append('.').append(digits, 1, k);
-            }
-            int exponent = n - 1;
-            out.append('e').append(exponent > 0 ? "+" : "-").append(Math.abs(exponent));
-        }
-        return out.toString();
     }
 }

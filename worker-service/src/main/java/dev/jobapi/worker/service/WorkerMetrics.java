@@ -1,58 +1,116 @@
 package dev.jobapi.worker.service;
 
+import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.provider.ProviderOutcome;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.quarkus.runtime.Startup;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.List;
 import java.util.function.Supplier;
 
 /**
  * The worker's Prometheus metrics, named so an operator can guess them: {@code jobapi_attempts_total},
  * {@code jobapi_winner_elections_lost_total}, {@code jobapi_duplicate_applies_prevented_total},
- * {@code jobapi_provider_call_seconds}, {@code jobapi_tokens_total}.
+ * {@code jobapi_provider_call_seconds}, {@code jobapi_tokens_total}. Every series of every configured
+ * provider is registered at start-up, counters at zero, each with its help text, so an alert on a rare
+ * event (an election lost) has a series before the first one; README's metric table lists the same
+ * names and help texts ({@code MetricsTest} compares them).
  */
+@Startup
 @ApplicationScoped
 public class WorkerMetrics {
 
-    private final MeterRegistry registry;
+    /** The outcomes {@link #attemptOutcome} is called with. */
+    static final List<String> OUTCOMES = List.of("succeeded", "failed", "unknown", "quarantined", "apply_refused");
 
-    WorkerMetrics(MeterRegistry registry) {
+    private static final String ATTEMPTS = "jobapi.attempts";
+    private static final String ATTEMPTS_HELP = "Attempts that reached an outcome, by provider and outcome";
+    private static final String ELECTIONS_LOST = "jobapi.winner.elections.lost";
+    private static final String ELECTIONS_LOST_HELP =
+            "Succeeded attempts that lost the winner election to another attempt of the same job";
+    private static final String TOKENS = "jobapi.tokens";
+    private static final String TOKENS_HELP = "Tokens providers reported, by provider and kind (prompt, completion)";
+    private static final String PROVIDER_CALL = "jobapi.provider.call";
+    private static final String PROVIDER_CALL_HELP = "Provider calls, from first send to the end of the answer";
+
+    private final MeterRegistry registry;
+    private final Counter duplicateAppliesPrevented;
+
+    WorkerMetrics(MeterRegistry registry, WorkerConfig config) {
         this.registry = registry;
+        duplicateAppliesPrevented = Counter.builder("jobapi.duplicate.applies.prevented")
+                .description("Applies skipped because a redelivered or retried apply found the earlier one")
+                .register(registry);
+        for (String provider : config.provider().keySet()) {
+            OUTCOMES.forEach(outcome -> attempts(provider, outcome));
+            electionsLost(provider);
+            tokens(provider, "prompt");
+            tokens(provider, "completion");
+            for (Class<?> result : ProviderOutcome.class.getPermittedSubclasses()) {
+                providerCall(provider, result.getSimpleName().toLowerCase());
+            }
+        }
     }
 
-    /** An attempt reached an outcome: succeeded, failed, unknown, quarantined. */
+    private Counter attempts(String provider, String outcome) {
+        return Counter.builder(ATTEMPTS)
+                .description(ATTEMPTS_HELP)
+                .tag("provider", provider)
+                .tag("outcome", outcome)
+                .register(registry);
+    }
+
+    private Counter electionsLost(String provider) {
+        return Counter.builder(ELECTIONS_LOST)
+                .description(ELECTIONS_LOST_HELP)
+                .tag("provider", provider)
+                .register(registry);
+    }
+
+    private Counter tokens(String provider, String kind) {
+        return Counter.builder(TOKENS)
+                .description(TOKENS_HELP)
+                .tag("provider", provider)
+                .tag("kind", kind)
+                .register(registry);
+    }
+
+    private Timer providerCall(String provider, String result) {
+        return Timer.builder(PROVIDER_CALL)
+                .description(PROVIDER_CALL_HELP)
+                .tag("provider", provider)
+                .tag("result", result)
+                .publishPercentileHistogram()
+                .register(registry);
+    }
+
+    /** An attempt reached an outcome: one of {@link #OUTCOMES}. */
     public void attemptOutcome(String provider, String outcome) {
-        registry.counter("jobapi.attempts", "provider", provider, "outcome", outcome)
-                .increment();
+        attempts(provider, outcome).increment();
     }
 
     public void electionLost(String provider) {
-        registry.counter("jobapi.winner.elections.lost", "provider", provider).increment();
+        electionsLost(provider).increment();
     }
 
     /** A redelivered or retried apply found the earlier one (in applied_patch or on the target). */
     public void duplicateApplyPrevented() {
-        registry.counter("jobapi.duplicate.applies.prevented").increment();
+        duplicateAppliesPrevented.increment();
     }
 
     public void tokens(String provider, ProviderOutcome.Usage usage) {
         if (usage != null) {
-            registry.counter("jobapi.tokens", "provider", provider, "kind", "prompt")
-                    .increment(usage.promptTokens());
-            registry.counter("jobapi.tokens", "provider", provider, "kind", "completion")
-                    .increment(usage.completionTokens());
+            tokens(provider, "prompt").increment(usage.promptTokens());
+            tokens(provider, "completion").increment(usage.completionTokens());
         }
     }
 
     public ProviderOutcome timeProviderCall(String provider, Supplier<ProviderOutcome> call) {
         Timer.Sample sample = Timer.start(registry);
         ProviderOutcome outcome = call.get();
-        sample.stop(Timer.builder("jobapi.provider.call")
-                .description("Provider calls, from first send to the end of the answer")
-                .tag("provider", provider)
-                .tag("result", outcome.getClass().getSimpleName().toLowerCase())
-                .publishPercentileHistogram()
-                .register(registry));
+        sample.stop(providerCall(provider, outcome.getClass().getSimpleName().toLowerCase()));
         return outcome;
     }
 }

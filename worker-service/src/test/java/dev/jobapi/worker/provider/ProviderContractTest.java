@@ -175,17 +175,6 @@ class ProviderContractTest {
         }
 
         @Test
-        void missingUsageIsCompletedWithNullUsage() {
-            fake.addScript(Script.of("no usage", Step.withoutUsage()));
-
-            ProviderOutcome outcome = generate("no usage reported");
-
-            assertThat(outcome).isInstanceOf(ProviderOutcome.Completed.class);
-            assertThat(((ProviderOutcome.Completed) outcome).usage()).isNull();
-            assertThat(((ProviderOutcome.Completed) outcome).patch()).isEqualTo(PATCH);
-        }
-
-        @Test
         void clientErrorFailsAtOnceWithTheProvidersMessage() {
             fake.addScript(Script.of("refused", Step.failing(400)));
 
@@ -345,6 +334,18 @@ class ProviderContractTest {
     @Nested
     class OpenAi extends Contract {
 
+        /** An OpenAI-compatible server may ignore stream_options.include_usage: a whole answer, no usage. */
+        @Test
+        void missingUsageIsCompletedWithNullUsage() {
+            fake.addScript(Script.of("no usage", Step.withoutUsage()));
+
+            ProviderOutcome outcome = generate("no usage reported");
+
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Completed.class);
+            assertThat(((ProviderOutcome.Completed) outcome).usage()).isNull();
+            assertThat(((ProviderOutcome.Completed) outcome).patch()).isEqualTo(PATCH);
+        }
+
         @Override
         ModelProvider adapter(String baseUrl, String model) {
             return new OpenAiCompatibleProvider(
@@ -430,6 +431,24 @@ class ProviderContractTest {
 
     @Nested
     class Anthropic extends Contract {
+
+        /**
+         * Anthropic reports usage in every message; it goes missing only when the stream breaks after the
+         * text and before message_delta. The text may look whole, but without message_stop it is not.
+         */
+        @Test
+        void aStreamThatBreaksBeforeMessageDeltaFailsWithUsageUnknown() {
+            fake.addScript(Script.of("no usage", Step.withoutUsage()));
+
+            ProviderOutcome outcome = generate("no usage reported");
+
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Failed.class);
+            ProviderOutcome.Failed failed = (ProviderOutcome.Failed) outcome;
+            assertThat(failed.usageUnknown()).isTrue();
+            assertThat(failed.usage()).isNull();
+            assertThat(failed.reason()).contains("partial output discarded");
+            assertThat(fake.requests()).hasSize(1);
+        }
 
         @Override
         ModelProvider adapter(String baseUrl, String model) {

@@ -1,0 +1,132 @@
+package dev.jobapi.api.rest;
+
+import io.quarkus.smallrye.openapi.OpenApiFilter;
+import java.util.List;
+import java.util.Map;
+import org.eclipse.microprofile.openapi.OASFactory;
+import org.eclipse.microprofile.openapi.OASFilter;
+import org.eclipse.microprofile.openapi.models.OpenAPI;
+import org.eclipse.microprofile.openapi.models.Operation;
+import org.eclipse.microprofile.openapi.models.PathItem;
+import org.eclipse.microprofile.openapi.models.media.Content;
+import org.eclipse.microprofile.openapi.models.media.Schema;
+import org.eclipse.microprofile.openapi.models.responses.APIResponse;
+import org.eclipse.microprofile.openapi.models.responses.APIResponses;
+import org.eclipse.microprofile.openapi.models.security.SecurityRequirement;
+import org.eclipse.microprofile.openapi.models.security.SecurityScheme;
+
+/**
+ * What the annotations cannot say once per API: the problem+json schema on every error response,
+ * the statuses the HTTP layer answers for every operation before a resource runs (UploadGuard,
+ * the exception mappers), and the callbacks' HMAC signature scheme. The resources declare their own
+ * statuses and bodies; this adds what all of them share.
+ */
+@OpenApiFilter(OpenApiFilter.RunStage.BUILD)
+public class OpenApiContract implements OASFilter {
+
+    static final String PROBLEM_SCHEMA = "Problem";
+    static final String SIGNATURE_SCHEME = "callbackSignature";
+
+    /** What every operation can answer: refused by the HTTP layer, or our failure. */
+    private static final Map<String, String> EVERY_OPERATION = Map.of(
+            "406", "not-acceptable: the Accept header names no type this operation produces",
+            "414", "uri-too-long: the request target is over 4 KiB",
+            "431", "headers-too-large: the headers are over 20 KiB",
+            "500", "internal: our failure, logged; retrying with the same Idempotency-Key is safe");
+
+    /** What every operation with a request body can answer besides. */
+    private static final Map<String, String> WITH_A_BODY = Map.of(
+            "400", "invalid-request, not-i-json: the body is not the JSON this operation takes",
+            "408", "request-timeout: the body did not arrive whole within 20 s",
+            "413", "payload-too-large: the body is over 1 MiB",
+            "415", "unsupported-media-type: send Content-Type: application/json",
+            "429", "too-many-uploads: more than 256 requests with a body in flight from one address");
+
+    @Override
+    public void filterOpenAPI(OpenAPI openAPI) {
+        openAPI.getComponents().addSchema(PROBLEM_SCHEMA, problemSchema());
+        openAPI.getComponents()
+                .addSecurityScheme(
+                        SIGNATURE_SCHEME,
+                        OASFactory.createSecurityScheme()
+                                .type(SecurityScheme.Type.APIKEY)
+                                .in(SecurityScheme.In.HEADER)
+                                .name("Jobapi-Signature")
+                                .description("t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" with the"
+                                        + " provider's callback secret>; refused outside a 5-minute window."));
+        for (Map.Entry<String, PathItem> path :
+                openAPI.getPaths().getPathItems().entrySet()) {
+            for (Map.Entry<PathItem.HttpMethod, Operation> entry :
+                    path.getValue().getOperations().entrySet()) {
+                Operation operation = entry.getValue();
+                addShared(operation);
+                if (path.getKey().startsWith("/callbacks/")) {
+                    operation.setSecurity(
+                            List.of(OASFactory.createSecurityRequirement().addScheme(SIGNATURE_SCHEME)));
+                } else if (path.getKey().startsWith(ProblemTypeResource.PATH)) {
+                    // Public pages: an explicitly empty requirement.
+                    operation.setSecurity(List.<SecurityRequirement>of());
+                }
+                problemContent(operation.getResponses());
+            }
+        }
+    }
+
+    private static void addShared(Operation operation) {
+        APIResponses responses = operation.getResponses();
+        EVERY_OPERATION.forEach((status, description) -> addIfAbsent(responses, status, description));
+        if (operation.getRequestBody() != null) {
+            WITH_A_BODY.forEach((status, description) -> addIfAbsent(responses, status, description));
+        }
+    }
+
+    private static void addIfAbsent(APIResponses responses, String status, String description) {
+        if (!responses.hasAPIResponse(status)) {
+            responses.addAPIResponse(status, OASFactory.createAPIResponse().description(description));
+        }
+    }
+
+    /** Every 4xx and 5xx answers application/problem+json; the description keeps naming the codes. */
+    private static void problemContent(APIResponses responses) {
+        for (Map.Entry<String, APIResponse> response :
+                responses.getAPIResponses().entrySet()) {
+            if (response.getKey().startsWith("4") || response.getKey().startsWith("5")) {
+                Content content = OASFactory.createContent()
+                        .addMediaType(
+                                ProblemDetails.MEDIA_TYPE,
+                                OASFactory.createMediaType()
+                                        .schema(OASFactory.createSchema().ref(PROBLEM_SCHEMA)));
+                response.getValue().setContent(content);
+            }
+        }
+    }
+
+    /** RFC 9457's members with our required {@code code}; more members may follow (a budget's figures). */
+    private static Schema problemSchema() {
+        return OASFactory.createSchema()
+                .type(List.of(Schema.SchemaType.OBJECT))
+                .description("RFC 9457 problem details. Clients switch on code; type is an absolute URI whose"
+                        + " page describes the problem; detail says what happened this time.")
+                .required(List.of("type", "title", "status", "code"))
+                .addProperty(
+                        "type",
+                        OASFactory.createSchema()
+                                .type(List.of(Schema.SchemaType.STRING))
+                                .format("uri"))
+                .addProperty("title", OASFactory.createSchema().type(List.of(Schema.SchemaType.STRING)))
+                .addProperty(
+                        "status",
+                        OASFactory.createSchema()
+                                .type(List.of(Schema.SchemaType.INTEGER))
+                                .minimum(java.math.BigDecimal.valueOf(400))
+                                .maximum(java.math.BigDecimal.valueOf(599)))
+                .addProperty("detail", OASFactory.createSchema().type(List.of(Schema.SchemaType.STRING)))
+                .addProperty(
+                        "code",
+                        OASFactory.createSchema()
+                                .type(List.of(Schema.SchemaType.STRING))
+                                .enumeration(java.util.Arrays.stream(Problem.values())
+                                        .map(p -> (Object) p.code())
+                                        .toList()));
+    }
+}

@@ -1,0 +1,147 @@
+package dev.jobapi.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.RestAssured;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BiConsumer;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The served OpenAPI document says what a client generator needs: an operationId per operation,
+ * typed request bodies, problem+json on every error, nullable where null comes back, and how
+ * callbacks are signed. bin/openapi-lint checks the same document with Redocly's rules.
+ */
+@QuarkusTest
+class OpenApiDocumentTest {
+
+    private JsonNode document;
+
+    @BeforeEach
+    void fetch() throws Exception {
+        document = new ObjectMapper()
+                .readTree(RestAssured.given().get("/q/openapi?format=json").asString());
+    }
+
+    private void eachOperation(BiConsumer<String, JsonNode> check) {
+        document.path("paths").properties().forEach(path -> path.getValue()
+                .properties()
+                .forEach(method -> check.accept(method.getKey() + " " + path.getKey(), method.getValue())));
+    }
+
+    @Test
+    void everyOperationHasItsOwnOperationId() {
+        Set<String> ids = new HashSet<>();
+        List<String> missing = new ArrayList<>();
+        eachOperation((name, operation) -> {
+            String id = operation.path("operationId").asText("");
+            if (id.isEmpty() || !ids.add(id)) {
+                missing.add(name);
+            }
+        });
+        assertThat(missing).as("operations without a unique operationId").isEmpty();
+        assertThat(ids).contains("createJob", "requestAttempt", "receiveCallback", "getUsage");
+    }
+
+    @Test
+    void everyErrorResponseIsProblemJsonWithACode() {
+        List<String> wrong = new ArrayList<>();
+        eachOperation(
+                (name, operation) -> operation.path("responses").properties().forEach(response -> {
+                    if (response.getKey().startsWith("4") || response.getKey().startsWith("5")) {
+                        String ref = response.getValue()
+                                .path("content")
+                                .path("application/problem+json")
+                                .path("schema")
+                                .path("$ref")
+                                .asText();
+                        if (!ref.equals("#/components/schemas/Problem")) {
+                            wrong.add(name + " " + response.getKey());
+                        }
+                    }
+                }));
+        assertThat(wrong).isEmpty();
+        JsonNode problem = document.path("components").path("schemas").path("Problem");
+        assertThat(problem.path("required").toString()).contains("\"code\"");
+        assertThat(problem.path("properties").path("code").path("enum").toString())
+                .contains("not-i-json", "budget-exceeded", "invalid-query");
+    }
+
+    @Test
+    void everyOperationDeclaresWhatTheHttpLayerAnswersAndTheBodiesTheirLimits() {
+        JsonNode createJob = document.path("paths").path("/jobs").path("post").path("responses");
+        for (String status : List.of("400", "401", "406", "408", "413", "414", "415", "422", "429", "431", "500")) {
+            assertThat(createJob.has(status))
+                    .as("POST /jobs declares " + status)
+                    .isTrue();
+        }
+        JsonNode getJob = document.path("paths").path("/jobs/{id}").path("get").path("responses");
+        assertThat(getJob.has("404") && getJob.has("406") && getJob.has("414")).isTrue();
+        assertThat(getJob.has("413")).as("no body, no 413").isFalse();
+    }
+
+    @Test
+    void requestBodiesAreTypedNotBinaryStrings() {
+        List<String> untyped = new ArrayList<>();
+        eachOperation((name, operation) -> {
+            JsonNode schema = operation
+                    .path("requestBody")
+                    .path("content")
+                    .path("application/json")
+                    .path("schema");
+            if (operation.has("requestBody") && !schema.has("$ref")) {
+                untyped.add(name);
+            }
+        });
+        assertThat(untyped).isEmpty();
+        JsonNode createJob = document.path("components").path("schemas").path("CreateJob");
+        assertThat(createJob.path("required").toString()).contains("\"input\"");
+    }
+
+    @Test
+    void fieldsThatComeBackNullAreNullable() {
+        Map<String, List<String>> nullable = Map.of(
+                "JobView", List.of("winningAttemptId", "reviewReason"),
+                "AttemptView", List.of("reason", "reviewedBy", "remoteId", "usage"),
+                "Event", List.of("attemptId", "detail"),
+                "JobPage", List.of("nextCursor"),
+                "ProviderStatus", List.of("latestRun", "refusal"));
+        List<String> notNullable = new ArrayList<>();
+        nullable.forEach((schema, fields) -> fields.forEach(field -> {
+            JsonNode property = document.path("components")
+                    .path("schemas")
+                    .path(schema)
+                    .path("properties")
+                    .path(field);
+            if (!property.toString().contains("\"null\"")) {
+                notNullable.add(schema + "." + field);
+            }
+        }));
+        assertThat(notNullable).isEmpty();
+    }
+
+    @Test
+    void callbacksAreSignedWithTheHmacSchemeAndProblemPagesArePublic() {
+        JsonNode callback = document.path("paths").path("/callbacks/{provider}").path("post");
+        assertThat(callback.path("security").toString()).isEqualTo("[{\"callbackSignature\":[]}]");
+        JsonNode scheme = document.path("components").path("securitySchemes").path("callbackSignature");
+        assertThat(scheme.path("type").asText()).isEqualTo("apiKey");
+        assertThat(scheme.path("in").asText()).isEqualTo("header");
+        assertThat(scheme.path("name").asText()).isEqualTo("Jobapi-Signature");
+        assertThat(document.path("paths")
+                        .path("/problems/{code}")
+                        .path("get")
+                        .path("security")
+                        .toString())
+                .isEqualTo("[]");
+        assertThat(document.path("servers").size()).isPositive();
+    }
+}
