@@ -1,5 +1,8 @@
 package dev.jobapi.api.service;
 
+import dev.jobapi.common.budget.DailyBudgets;
+import dev.jobapi.common.message.AttemptTopology;
+import dev.jobapi.common.message.BrokerConnection;
 import dev.jobapi.common.message.DeadLetterQueue;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -14,13 +17,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jboss.logging.Logger;
 
 /**
  * The api's Prometheus metrics, named so an operator can guess them: {@code jobapi_jobs_created_total},
  * {@code jobapi_jobs_replayed_total}, {@code jobapi_idempotency_key_conflicts_total},
  * {@code jobapi_review_required_refusals_total}, {@code jobapi_dlq_replayed_total}, and the gauges
- * {@code jobapi_unknown_attempts_open}, {@code jobapi_dlq_depth}, {@code jobapi_outbox_lag_seconds}.
+ * of what waits (unknown and quarantined attempts, the work and dead-letter queues, the outbox) and
+ * of the budgets; the README's metric table lists them all.
  * The gauges are refreshed on a background thread, never on a scrape (which runs on the event loop).
  * Every meter is registered at start-up, counters at zero, each with its help text, so an alert on a
  * rare event (a review-required refusal) has a series before the first one; README's metric table
@@ -33,9 +38,15 @@ public class ApiMetrics {
 
     private final EntityManager em;
     private final DeadLetterQueue deadLetters;
+    private final BrokerConnection broker;
+    private final DailyBudgets budgets;
     private final AtomicLong unknownAttemptsOpen = new AtomicLong();
     private final AtomicLong dlqDepth = new AtomicLong();
     private final AtomicLong outboxLagSeconds = new AtomicLong();
+    private final AtomicLong quarantinedAttemptsOpen = new AtomicLong();
+    private final AtomicLong oldestUnknownAgeSeconds = new AtomicLong();
+    private final AtomicLong workQueueDepth = new AtomicLong();
+    private final AtomicReference<Double> highestBudgetShareSpent = new AtomicReference<>(0.0);
     private final Counter jobsCreated;
     private final Counter jobsReplayed;
     private final Counter keyConflicts;
@@ -43,9 +54,16 @@ public class ApiMetrics {
     private final Counter dlqReplayed;
     private ScheduledExecutorService refresher;
 
-    ApiMetrics(MeterRegistry registry, EntityManager em, DeadLetterQueue deadLetters) {
+    ApiMetrics(
+            MeterRegistry registry,
+            EntityManager em,
+            DeadLetterQueue deadLetters,
+            BrokerConnection broker,
+            DailyBudgets budgets) {
         this.em = em;
         this.deadLetters = deadLetters;
+        this.broker = broker;
+        this.budgets = budgets;
         jobsCreated = counter(registry, "jobapi.jobs.created", "Jobs created by POST /jobs (not replays)");
         jobsReplayed = counter(
                 registry, "jobapi.jobs.replayed", "POST /jobs answered with the job its Idempotency-Key already made");
@@ -69,6 +87,20 @@ public class ApiMetrics {
                 "jobapi.outbox.lag.seconds",
                 "Age of the oldest outbox row not yet published to RabbitMQ",
                 outboxLagSeconds);
+        gauge(
+                registry,
+                "jobapi.quarantined.attempts.open",
+                "Attempts held in quarantine (provider reported no usage), awaiting an operator",
+                quarantinedAttemptsOpen);
+        gauge(
+                registry,
+                "jobapi.unknown.attempts.oldest.age.seconds",
+                "Seconds since the longest-waiting unknown attempt last changed, 0 when none",
+                oldestUnknownAgeSeconds);
+        gauge(registry, "jobapi.work.queue.depth", "Attempt messages ready in the work queue", workQueueDepth);
+        Gauge.builder("jobapi.budget.spent.ratio.max", highestBudgetShareSpent, AtomicReference::get)
+                .description("The largest share of its daily token budget any owner has spent today (1 = spent)")
+                .register(registry);
     }
 
     private static Counter counter(MeterRegistry registry, String name, String help) {
@@ -103,6 +135,12 @@ public class ApiMetrics {
             outboxLagSeconds.set(scalar("SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)"
                     + " FROM outbox WHERE sent_at IS NULL"));
             dlqDepth.set(deadLetters.depth());
+            quarantinedAttemptsOpen.set(scalar("SELECT count(*) FROM attempt WHERE state = 'unknown' AND quarantined"));
+            oldestUnknownAgeSeconds.set(scalar("SELECT coalesce(extract(epoch FROM now() - min(updated_at)), 0)"
+                    + " FROM attempt WHERE state = 'unknown'"));
+            workQueueDepth.set(broker.withChannel(channel ->
+                    (long) channel.queueDeclarePassive(AttemptTopology.QUEUE).getMessageCount()));
+            highestBudgetShareSpent.set(QuarkusTransaction.requiringNew().call(budgets::highestShareSpentToday));
         } catch (RuntimeException e) {
             LOG.debugf("Metrics refresh failed: %s", e);
         }

@@ -6,6 +6,7 @@ import jakarta.transaction.Transactional;
 import java.time.Clock;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -49,5 +50,32 @@ public class DailyBudgets {
         return tokens >= budget.get()
                 ? Optional.of(new Spent(budget.get(), tokens, ((Number) spent[1]).longValue(), today))
                 : Optional.empty();
+    }
+
+    /**
+     * The largest share of their daily budget any owner with a budget has spent today (1.0: spent),
+     * 0 when nobody has a budget or spent anything: what the "budget nearly spent" alert watches.
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public double highestShareSpentToday() {
+        if (config.dailyTokens().isEmpty() && config.owners().isEmpty()) {
+            return 0;
+        }
+        LocalDate today = LocalDate.now(clock.withZone(ZoneOffset.UTC));
+        @SuppressWarnings("unchecked")
+        List<Object[]> spentByOwner = em.createNativeQuery(
+                        "SELECT owner_id, coalesce(sum(prompt_tokens + completion_tokens), 0) FROM usage_record"
+                                + " WHERE recorded_at >= ?1 GROUP BY owner_id")
+                .setParameter(1, today.atStartOfDay(ZoneOffset.UTC).toInstant())
+                .getResultList();
+        double highest = 0;
+        for (Object[] row : spentByOwner) {
+            Optional<Long> budget =
+                    Optional.ofNullable(config.owners().get((String) row[0])).or(config::dailyTokens);
+            if (budget.isPresent() && budget.get() > 0) {
+                highest = Math.max(highest, ((Number) row[1]).doubleValue() / budget.get());
+            }
+        }
+        return highest;
     }
 }

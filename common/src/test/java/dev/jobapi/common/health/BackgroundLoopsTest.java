@@ -3,6 +3,7 @@ package dev.jobapi.common.health;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -42,7 +43,7 @@ class BackgroundLoopsTest {
 
     @Test
     void aRoundThatThrowsAnErrorDoesNotEndTheLoop() {
-        LoopHeartbeats heartbeats = new LoopHeartbeats(Clock.systemUTC());
+        LoopHeartbeats heartbeats = new LoopHeartbeats(Clock.systemUTC(), new SimpleMeterRegistry());
         BackgroundLoops loops = new BackgroundLoops(heartbeats);
         AtomicInteger rounds = new AtomicInteger();
         loops.start("relay-like", Duration.ofMillis(20), Duration.ZERO, () -> {
@@ -60,7 +61,8 @@ class BackgroundLoopsTest {
     @Test
     void aLoopThatStopsBeatingIsStalledAndTheCheckGoesDown() {
         HandClock clock = new HandClock();
-        LoopHeartbeats heartbeats = new LoopHeartbeats(clock);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        LoopHeartbeats heartbeats = new LoopHeartbeats(clock, registry);
         LoopHeartbeatCheck check = new LoopHeartbeatCheck(heartbeats);
         heartbeats.expect("outbox-relay", Duration.ofMinutes(1));
         heartbeats.expect("reconciler", Duration.ofMinutes(1));
@@ -74,5 +76,21 @@ class BackgroundLoopsTest {
         assertThat(heartbeats.stalled()).containsOnlyKeys("outbox-relay");
         assertThat(check.call().getStatus().name()).isEqualTo("DOWN");
         assertThat(check.call().getData().orElseThrow()).containsKey("outbox-relay-last-round-ms-ago");
+        // What the operators' alert reads: the stalled loop, by name, and how long it has been silent.
+        assertThat(registry.get("jobapi.background.loop.stalled")
+                        .tag("loop", "outbox-relay")
+                        .gauge()
+                        .value())
+                .isEqualTo(1);
+        assertThat(registry.get("jobapi.background.loop.stalled")
+                        .tag("loop", "reconciler")
+                        .gauge()
+                        .value())
+                .isZero();
+        assertThat(registry.get("jobapi.background.loop.round.age.seconds")
+                        .tag("loop", "outbox-relay")
+                        .gauge()
+                        .value())
+                .isEqualTo(70);
     }
 }
