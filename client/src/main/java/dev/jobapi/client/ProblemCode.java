@@ -11,6 +11,8 @@ public enum ProblemCode {
     IDEMPOTENCY_KEY_MISSING("idempotency-key-missing"),
     IDEMPOTENCY_KEY_INVALID("idempotency-key-invalid"),
     INVALID_REQUEST("invalid-request"),
+    INVALID_QUERY("invalid-query"),
+    NOT_I_JSON("not-i-json"),
     UNAUTHENTICATED("unauthenticated"),
     SIGNATURE_INVALID("signature-invalid"),
     SIGNATURE_EXPIRED("signature-expired"),
