@@ -1,14 +1,17 @@
 package dev.jobapi.common.health;
 
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * When each background loop (outbox relay, recovery sweep, pruner, acceptance runner, consumer)
@@ -28,6 +31,7 @@ public class LoopHeartbeats {
     private final Map<String, Loop> loops = new ConcurrentHashMap<>();
     private final Clock clock;
     private final MeterRegistry registry;
+    private final List<Meter> gauges = new CopyOnWriteArrayList<>();
 
     LoopHeartbeats(Clock clock, MeterRegistry registry) {
         this.clock = clock;
