@@ -1,24 +1,18 @@
 package dev.jobapi.common.health;
 
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * When each background loop (outbox relay, recovery sweep, pruner, acceptance runner, consumer)
  * last finished a round. A loop registers how long it may go without a beat; one whose last beat is
  * older is stalled: its thread died, hangs, or every round fails. {@link LoopHeartbeatCheck} reports
- * that, so Kubernetes restarts the pod; the gauges {@code jobapi_background_loop_round_age_seconds}
- * and {@code jobapi_background_loop_stalled}, by loop, tell the operators' alert.
+ * that, so Kubernetes restarts the pod.
  */
 @ApplicationScoped
 public class LoopHeartbeats {
@@ -30,36 +24,15 @@ public class LoopHeartbeats {
 
     private final Map<String, Loop> loops = new ConcurrentHashMap<>();
     private final Clock clock;
-    private final MeterRegistry registry;
-    private final List<Meter> gauges = new CopyOnWriteArrayList<>();
 
-    LoopHeartbeats(Clock clock, MeterRegistry registry) {
+    LoopHeartbeats(Clock clock) {
         this.clock = clock;
-        this.registry = registry;
     }
 
     /** Registers a loop that is stalled once it goes {@code staleAfter} without a beat; its clock starts now. */
     public void expect(String loop, Duration staleAfter) {
         Duration bound = staleAfter.compareTo(MIN_STALE_AFTER) < 0 ? MIN_STALE_AFTER : staleAfter;
         loops.put(loop, new Loop(bound, clock.instant()));
-        Gauge.builder("jobapi.background.loop.round.age.seconds", this, beats -> beats.ageSeconds(loop))
-                .description("Seconds since the background loop last finished a round, by loop")
-                .tag("loop", loop)
-                .register(registry);
-        Gauge.builder(
-                        "jobapi.background.loop.stalled",
-                        this,
-                        beats -> beats.stalled().containsKey(loop) ? 1 : 0)
-                .description("1 while the background loop has gone past its bound without finishing a round, by loop")
-                .tag("loop", loop)
-                .register(registry);
-    }
-
-    private double ageSeconds(String loop) {
-        Loop known = loops.get(loop);
-        return known == null
-                ? 0
-                : Duration.between(known.lastBeat(), clock.instant()).toMillis() / 1000.0;
     }
 
     /** The loop finished a round. */
