@@ -137,7 +137,7 @@ public class JobResource {
         String input = CanonicalJson.write(request.input());
         bodies.requireStorableInput(input);
         GitNames.requireValid(request.input());
-        Replayable<Job> job = intake.submit(
+        Replayable<JobView> job = intake.submit(
                 caller,
                 key,
                 input,
@@ -146,16 +146,14 @@ public class JobResource {
                 CanonicalJson.digest(tree));
         if (!job.created()) {
             metrics.jobReplayed();
-            return Response.ok(views.of(job.value(), caller))
-                    .header(REPLAYED, "true")
-                    .build();
+            return Response.ok(job.value()).header(REPLAYED, "true").build();
         }
         metrics.jobCreated();
         relay.wake();
         // Relative (RFC 9110 allows it): an absolute URI would be built from the client's Host header.
         return Response.status(Response.Status.CREATED)
                 .header(HttpHeaders.LOCATION, "/jobs/" + job.value().id())
-                .entity(views.of(job.value(), caller))
+                .entity(job.value())
                 .build();
     }
 

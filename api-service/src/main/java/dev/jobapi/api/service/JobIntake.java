@@ -1,5 +1,6 @@
 package dev.jobapi.api.service;
 
+import dev.jobapi.api.rest.JobView;
 import dev.jobapi.api.rest.Problem;
 import dev.jobapi.api.rest.ProblemException;
 import dev.jobapi.api.security.Caller;
@@ -14,6 +15,7 @@ import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.time.Clock;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.UUID;
 
@@ -31,6 +33,7 @@ public class JobIntake {
     private final Providers providers;
     private final JobEvents events;
     private final Budgets budgets;
+    private final JobViews views;
     private final Clock clock;
 
     JobIntake(
@@ -41,6 +44,7 @@ public class JobIntake {
             Providers providers,
             JobEvents events,
             Budgets budgets,
+            JobViews views,
             Clock clock) {
         this.em = em;
         this.jobs = jobs;
@@ -49,19 +53,20 @@ public class JobIntake {
         this.providers = providers;
         this.events = events;
         this.budgets = budgets;
+        this.views = views;
         this.clock = clock;
     }
 
     /**
-     * Creates the job with its first attempt and that attempt's outbox row, or returns the job this
-     * key already made.
+     * Creates the job with its first attempt and that attempt's outbox row, or finds the job this
+     * key already made; returns the job's representation either way.
      *
      * @param canonicalInput the canonical JSON of the client's {@code input} object
      * @param fallback providers automatic fallback may move to, in order; each one must be known
      * @param bodyDigest the digest of the whole canonical request body
      */
     @Transactional
-    public Replayable<Job> submit(
+    public Replayable<JobView> submit(
             Caller caller,
             String idempotencyKey,
             String canonicalInput,
@@ -70,20 +75,29 @@ public class JobIntake {
             String bodyDigest) {
         String provider = providers.resolve(requestedProvider);
         String fallbackList = providers.fallbackList(provider, fallback);
-        Instant now = clock.instant();
-        UUID id = UUID.randomUUID();
+        // At the database's precision: the 201 body is built from these values, not read back.
+        Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
+        Job job = Job.accepted(
+                UUID.randomUUID(),
+                caller.subject(),
+                idempotencyKey,
+                bodyDigest,
+                canonicalInput,
+                provider,
+                fallback,
+                now);
         // A concurrent insert of the same key waits here for the first one to commit, then gets no row.
         List<?> inserted = em.createNativeQuery(
                         "INSERT INTO job (id, owner_id, idempotency_key, input_digest, input, provider,"
                                 + " fallback_providers, state, version, created_at, updated_at)"
                                 + " VALUES (?1, ?2, ?3, ?4, ?5, ?6, string_to_array(?8, ','), 'accepted', 0, ?7, ?7)"
                                 + " ON CONFLICT (owner_id, idempotency_key) DO NOTHING RETURNING id")
-                .setParameter(1, id)
-                .setParameter(2, caller.subject())
-                .setParameter(3, idempotencyKey)
-                .setParameter(4, bodyDigest)
-                .setParameter(5, canonicalInput)
-                .setParameter(6, provider)
+                .setParameter(1, job.id())
+                .setParameter(2, job.ownerId())
+                .setParameter(3, job.idempotencyKey())
+                .setParameter(4, job.inputDigest())
+                .setParameter(5, job.input())
+                .setParameter(6, job.provider())
                 .setParameter(7, now)
                 .setParameter(8, fallbackList)
                 .getResultList();
@@ -97,15 +111,21 @@ public class JobIntake {
                         "Job " + existing.id() + " was created with this key and a different body.");
             }
             events.record(existing.id(), null, "job.replayed", "Idempotency-Key " + idempotencyKey);
-            return new Replayable<>(existing, false);
+            return new Replayable<>(views.of(existing, caller), false);
         }
         // Only a new job starts an attempt; a replay above never counts against the budget.
         budgets.requireRoomFor(caller.subject());
-        Attempt first = Attempt.starting(id, provider, null, null, now);
+        Attempt first = Attempt.starting(job.id(), provider, null, null, now);
         attempts.persist(first);
         outbox.announce(first);
-        events.record(id, null, "job.created", "Idempotency-Key " + idempotencyKey + ", owner " + caller.subject());
-        events.record(id, first.id(), "attempt.requested", "provider " + provider);
-        return new Replayable<>(jobs.findById(id), true);
+        events.record(
+                job.id(),
+                List.of(
+                        new JobEvents.Event(
+                                null,
+                                "job.created",
+                                "Idempotency-Key " + idempotencyKey + ", owner " + caller.subject()),
+                        new JobEvents.Event(first.id(), "attempt.requested", "provider " + provider)));
+        return new Replayable<>(views.ofNewJob(job, first, caller), true);
     }
 }

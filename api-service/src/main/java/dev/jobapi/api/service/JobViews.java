@@ -15,6 +15,7 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /** Builds Job representations, including the actions the caller may take now. */
 @ApplicationScoped
@@ -35,8 +36,15 @@ public class JobViews {
 
     @Transactional(Transactional.TxType.SUPPORTS)
     public JobView of(Job job, Caller caller) {
-        List<Attempt> jobAttempts = attempts.forJob(job.id());
-        Map<java.util.UUID, UsageRecord> usage = attempts.usageOfJob(job.id());
+        return of(job, attempts.forJob(job.id()), attempts.usageOfJob(job.id()), caller);
+    }
+
+    /** A job intake has just written, with its first attempt: nothing to read back, nothing spent yet. */
+    public JobView ofNewJob(Job job, Attempt first, Caller caller) {
+        return of(job, List.of(first), Map.of(), caller);
+    }
+
+    private JobView of(Job job, List<Attempt> jobAttempts, Map<UUID, UsageRecord> usage, Caller caller) {
         List<AttemptView> attemptViews = jobAttempts.stream()
                 .map(a -> AttemptView.of(a, usage.get(a.id())))
                 .toList();

@@ -64,6 +64,35 @@ public class Job {
 
     protected Job() {}
 
+    /**
+     * The job a fresh intake writes, as it is written: intake inserts these values with a
+     * conditional statement ({@code ON CONFLICT} on owner and key) and answers with this object
+     * instead of reading the row back. {@code now} must already be at the database's precision.
+     */
+    public static Job accepted(
+            UUID id,
+            String ownerId,
+            String idempotencyKey,
+            String inputDigest,
+            String input,
+            String provider,
+            List<String> fallbackProviders,
+            Instant now) {
+        Job job = new Job();
+        job.id = id;
+        job.ownerId = ownerId;
+        job.idempotencyKey = idempotencyKey;
+        job.inputDigest = inputDigest;
+        job.input = input;
+        job.provider = provider;
+        job.fallbackProviders = fallbackProviders.toArray(String[]::new);
+        job.state = JobState.ACCEPTED;
+        job.version = 0;
+        job.createdAt = now;
+        job.updatedAt = now;
+        return job;
+    }
+
     /** A worker claimed one of the job's attempts. Idempotent when the job already runs. */
     public void start(Instant now) {
         if (state != JobState.RUNNING) {

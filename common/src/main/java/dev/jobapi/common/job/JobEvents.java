@@ -4,6 +4,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.time.Clock;
+import java.util.List;
 import java.util.UUID;
 
 /**
@@ -21,14 +22,39 @@ public class JobEvents {
         this.clock = clock;
     }
 
+    /** One entry of a job's timeline; {@code attemptId} is null for an event of the job as a whole. */
+    public record Event(UUID attemptId, String kind, String detail) {}
+
     @Transactional(Transactional.TxType.MANDATORY)
     public void record(UUID jobId, UUID attemptId, String kind, String detail) {
-        em.createNativeQuery("INSERT INTO job_event (job_id, attempt_id, at, kind, detail) VALUES (?1, ?2, ?3, ?4, ?5)")
-                .setParameter(1, jobId)
-                .setParameter(2, attemptId)
-                .setParameter(3, clock.instant())
-                .setParameter(4, kind)
-                .setParameter(5, detail)
-                .executeUpdate();
+        record(jobId, List.of(new Event(attemptId, kind, detail)));
+    }
+
+    /** Appends the events in order, in one statement. */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public void record(UUID jobId, List<Event> events) {
+        StringBuilder sql = new StringBuilder("INSERT INTO job_event (job_id, attempt_id, at, kind, detail) VALUES ");
+        for (int i = 0; i < events.size(); i++) {
+            int p = 2 + 3 * i;
+            sql.append(i == 0 ? "" : ", ")
+                    .append("(?1, ?")
+                    .append(p)
+                    .append(", ?")
+                    .append(events.size() * 3 + 2)
+                    .append(", ?")
+                    .append(p + 1)
+                    .append(", ?")
+                    .append(p + 2)
+                    .append(')');
+        }
+        var insert = em.createNativeQuery(sql.toString()).setParameter(1, jobId);
+        for (int i = 0; i < events.size(); i++) {
+            Event event = events.get(i);
+            int p = 2 + 3 * i;
+            insert.setParameter(p, event.attemptId())
+                    .setParameter(p + 1, event.kind())
+                    .setParameter(p + 2, event.detail());
+        }
+        insert.setParameter(events.size() * 3 + 2, clock.instant()).executeUpdate();
     }
 }
