@@ -3,12 +3,15 @@ package dev.jobapi.fakeprovider;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.function.UnaryOperator;
 
 /**
@@ -20,6 +23,15 @@ import java.util.function.UnaryOperator;
 final class ProviderState {
 
     private final List<ScriptCursor> scripts = new ArrayList<>();
+    /**
+     * Where to find a script without trying each one (a soak adds one per job, 27,000 in 30 minutes,
+     * and some prompts are half a megabyte): the first script added for each match, by its index in
+     * {@link #scripts}; the lengths of the matches; and the characters they start with.
+     */
+    private final Map<String, Integer> firstScriptByMatch = new HashMap<>();
+
+    private final SortedSet<Integer> matchLengths = new TreeSet<>();
+    private final BitSet matchFirstChars = new BitSet(Character.MAX_VALUE + 1);
     private final List<ReceivedRequest> log = new ArrayList<>();
     private final Map<String, ObjectNode> completions = new LinkedHashMap<>();
     private final Map<String, Long> stalls = new LinkedHashMap<>();
@@ -30,16 +42,36 @@ final class ProviderState {
 
     synchronized void addScript(Script script) {
         scripts.add(new ScriptCursor(script));
+        String match = script.match();
+        firstScriptByMatch.putIfAbsent(match, scripts.size() - 1);
+        matchLengths.add(match.length());
+        if (!match.isEmpty()) {
+            matchFirstChars.set(match.charAt(0));
+        }
     }
 
-    /** The next step of the first script added that matches, or null for the default answer. */
+    /**
+     * The next step of the first script added whose match the prompt contains, or null for the
+     * default answer: every substring of the prompt as long as some match, starting with a
+     * character some match starts with, is looked up.
+     */
     synchronized Step takeStep(String prompt) {
-        for (ScriptCursor cursor : scripts) {
-            if (cursor.script.matches(prompt)) {
-                return cursor.next();
+        int first = Integer.MAX_VALUE;
+        for (int length : matchLengths) {
+            for (int start = 0; start + length <= prompt.length(); start++) {
+                if (length > 0 && !matchFirstChars.get(prompt.charAt(start))) {
+                    continue;
+                }
+                Integer index = firstScriptByMatch.get(prompt.substring(start, start + length));
+                if (index != null && index < first) {
+                    first = index;
+                }
+                if (length == 0) {
+                    break;
+                }
             }
         }
-        return null;
+        return first == Integer.MAX_VALUE ? null : scripts.get(first).next();
     }
 
     /** Logs an arrival and returns its slot, so the log keeps arrival order even when answers finish out of order. */

@@ -27,8 +27,4 @@ public record Script(String match, List<Step> steps) {
     public static Script of(String match, Step... steps) {
         return new Script(match, List.of(steps));
     }
-
-    boolean matches(String prompt) {
-        return prompt.contains(match);
-    }
 }
