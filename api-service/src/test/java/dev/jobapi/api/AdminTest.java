@@ -201,6 +201,37 @@ class AdminTest extends ApiTestSupport {
     }
 
     @Test
+    void quarantinedAttemptFailedByAnOperatorLeavesTheJobToItsOwnerInReviewNotRunning() {
+        String id = createJob(alice, "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        String attemptId = as(alice).get("/jobs/" + id).path("attempts[0].id");
+        execute("UPDATE attempt SET state = 'unknown', quarantined = true, reason = 'provider reported no usage'"
+                + " WHERE id = '" + attemptId + "'");
+        execute("UPDATE job SET state = 'needs_review', review_reason = 'usage missing' WHERE id = '" + id + "'");
+
+        as(otto).contentType(ContentType.JSON)
+                .body("{\"fail\":true,\"reason\":\"provider has no record of it\"}")
+                .post("/admin/attempts/" + attemptId + "/resolve")
+                .then()
+                .statusCode(200);
+        as(alice)
+                .get("/jobs/" + id)
+                .then()
+                .body("state", equalTo("needs_review"))
+                .body(
+                        "reviewReason",
+                        equalTo("attempt " + attemptId + " failed by operator otto: provider has no"
+                                + " record of it; no attempt is left open: ask for another attempt or cancel"))
+                .body("actions", equalTo(List.of("request_attempt", "cancel")));
+        // The owner's new attempt runs the job again.
+        requestAttempt(alice, id, "again-1", "{\"provider\":\"fake-b\"}").then().statusCode(201);
+        as(alice).get("/jobs/" + id).then().body("state", equalTo("running"));
+    }
+
+    @Test
     void timelineShowsTheJobsHistoryToItsOwnerOnly() {
         String id = createJob(alice, "k-1", JOB_BODY)
                 .then()

@@ -6,6 +6,8 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.notNullValue;
 import static org.hamcrest.Matchers.startsWith;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jobapi.common.digest.CanonicalJson;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
@@ -84,6 +86,31 @@ class JobIntakeTest extends ApiTestSupport {
                 .body("type", notNullValue())
                 .body("title", notNullValue())
                 .body("detail", notNullValue());
+        assertThat(count("SELECT count(*) FROM job")).isEqualTo(1);
+    }
+
+    @Test
+    void retryOfAJobWhoseProviderWasRemovedSinceGetsTheJobNotARefusal() throws Exception {
+        // Made while fake-retired was configured; its answer was lost; a deploy removed the provider.
+        String body = JOB_BODY.replace("\"fake-a\"", "\"fake-retired\"");
+        String digest = CanonicalJson.digest(new ObjectMapper().readTree(body));
+        String id = "8f6c2e1a-0000-4000-8000-000000000001";
+        execute("INSERT INTO job (id, owner_id, idempotency_key, input_digest, input, provider, state, version,"
+                + " created_at, updated_at) VALUES ('" + id + "', 'alice', 'k-retired', '" + digest
+                + "', '{}', 'fake-retired', 'running', 0, now(), now())");
+
+        createJob(alice, "k-retired", body)
+                .then()
+                .statusCode(200)
+                .header("Idempotent-Replayed", "true")
+                .body("id", equalTo(id));
+        // Another key with that body would make a new job: refused as before.
+        createJob(alice, "k-fresh", body).then().statusCode(422).body("code", equalTo("unknown-provider"));
+        // And the key still guards its body.
+        createJob(alice, "k-retired", body.replace("off-by-one", "typo"))
+                .then()
+                .statusCode(422)
+                .body("code", equalTo("idempotency-key-reused"));
         assertThat(count("SELECT count(*) FROM job")).isEqualTo(1);
     }
 

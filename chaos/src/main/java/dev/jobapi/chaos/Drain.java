@@ -149,12 +149,20 @@ final class Drain {
         }
     }
 
-    /** Jobs whose every attempt failed or lost wait for their owner: ask for the fallback, as a user would. */
+    /**
+     * Jobs whose every attempt failed or lost wait in review for their owner: ask for the fallback, as
+     * a user would. Not a job whose patch the target refused (another attempt is refused the same way),
+     * and never a job left accepted or running with nothing open: that is stranded, and invariant 6
+     * names it.
+     */
     private void followUpStalledJobs(Connection db) throws SQLException, InterruptedException {
         Map<String, String> stalled = new HashMap<>();
         try (PreparedStatement statement = db.prepareStatement("SELECT j.id, j.owner_id FROM job j"
-                        + " WHERE j.state IN ('accepted', 'running') AND NOT EXISTS (SELECT 1 FROM attempt a"
-                        + " WHERE a.job_id = j.id AND a.state IN ('starting', 'unknown', 'succeeded'))");
+                        + " WHERE j.state = 'needs_review' AND j.winning_attempt_id IS NULL"
+                        + " AND NOT EXISTS (SELECT 1 FROM attempt a"
+                        + " WHERE a.job_id = j.id AND a.state IN ('starting', 'unknown', 'succeeded'))"
+                        + " AND NOT EXISTS (SELECT 1 FROM attempt a"
+                        + " WHERE a.job_id = j.id AND a.reason LIKE 'apply refused by the target%')");
                 ResultSet rs = statement.executeQuery()) {
             while (rs.next()) {
                 stalled.put(rs.getString(1), rs.getString(2));

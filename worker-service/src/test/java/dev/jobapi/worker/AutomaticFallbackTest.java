@@ -100,6 +100,7 @@ class AutomaticFallbackTest extends WorkerTestSupport {
         assertThat(awaitRefusal(job)).isEqualTo("kill switch is off (set by otto: provider B returns garbage)");
         assertThat(count("SELECT count(*) FROM attempt WHERE job_id = '" + job + "'"))
                 .isEqualTo(1);
+        assertWaitsForItsOwner(job, first);
     }
 
     @Test
@@ -118,6 +119,7 @@ class AutomaticFallbackTest extends WorkerTestSupport {
                 .isEqualTo("owner thrifty spent 150 provider-reported tokens today against a budget of 100");
         assertThat(count("SELECT count(*) FROM attempt WHERE job_id = '" + job + "'"))
                 .isEqualTo(1);
+        assertWaitsForItsOwner(job, first);
     }
 
     @Test
@@ -141,6 +143,14 @@ class AutomaticFallbackTest extends WorkerTestSupport {
         await().atMost(PATIENCE)
                 .until(() -> count("SELECT count(*) FROM attempt WHERE idempotency_key = '" + key + "'") == 1);
         return UUID.fromString(text("SELECT id FROM attempt WHERE idempotency_key = '" + key + "'"));
+    }
+
+    /** A refused fallback leaves the job to its owner, in review with the failure stated (rule 14). */
+    private void assertWaitsForItsOwner(UUID job, UUID failed) {
+        await().atMost(PATIENCE).until(() -> "needs_review".equals(jobState(job)));
+        assertThat(text("SELECT review_reason FROM job WHERE id = '" + job + "'"))
+                .startsWith("attempt " + failed + " (fake-a) failed")
+                .endsWith("ask for another attempt or cancel");
     }
 
     private String awaitRefusal(UUID job) {

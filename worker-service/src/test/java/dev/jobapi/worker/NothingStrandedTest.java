@@ -200,19 +200,51 @@ class NothingStrandedTest extends WorkerTestSupport {
     }
 
     @Test
-    void failingDeliveriesAreCountedOnTheAttemptAndDeadLetteredAtTheLimit() {
+    void jobWhoseLastOpenAttemptFailsForGoodWaitsForItsOwnerInReviewNotRunning() throws Exception {
+        // A 400 is definitive and the job names no fallback: nothing is left to run it.
+        fake().addScript(Script.of("Provider: fake-a", Step.failing(400)));
+        UUID job = aJob("refused for good");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+
+        await().atMost(PATIENCE).until(() -> "failed".equals(attemptState(attempt)));
+        await().atMost(PATIENCE).until(() -> "needs_review".equals(jobState(job)));
+        assertThat(text("SELECT review_reason FROM job WHERE id = '" + job + "'"))
+                .contains("attempt " + attempt + " (fake-a) failed")
+                .contains("400")
+                .endsWith("no attempt is left open: ask for another attempt or cancel");
+        // The owner asks again: the job runs and completes like any other.
+        UUID second = aStartingAttempt(job, "fake-b");
+        execute("UPDATE job SET state = 'running' WHERE id = '" + job + "'");
+        publish(second, job);
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+    }
+
+    @Test
+    void failingDeliveriesAreCountedDeadLetteredAtTheLimitAndTheAttemptSettledWithTheReason() {
         UUID job = aJob("always throws");
         UUID attempt = aStartingAttempt(job, "fake-a");
-        // Every delivery of this attempt fails inside the pipeline's first transaction.
+        // Every delivery of this attempt fails inside the pipeline's first transaction (its first write
+        // is the delivery's timeline event).
         execute("CREATE OR REPLACE FUNCTION poison_job_event() RETURNS trigger LANGUAGE plpgsql AS"
                 + " $$ BEGIN RAISE EXCEPTION 'poisoned for the test'; END $$");
         execute("CREATE TRIGGER poison_job_event BEFORE INSERT ON job_event FOR EACH ROW WHEN (NEW.job_id = '" + job
-                + "') EXECUTE FUNCTION poison_job_event()");
+                + "' AND NEW.kind LIKE 'message.%') EXECUTE FUNCTION poison_job_event()");
         try {
             publish(attempt, job);
             await().atMost(Duration.ofSeconds(60)).until(() -> !deadLetters().isEmpty());
             assertThat(count("SELECT failed_deliveries FROM attempt WHERE id = '" + attempt + "'"))
                     .isEqualTo(5);
+            // No delivery will move it again: it never went out, so it failed, and the job waits for its owner.
+            await().atMost(PATIENCE).until(() -> "failed".equals(attemptState(attempt)));
+            assertThat(text("SELECT reason FROM attempt WHERE id = '" + attempt + "'"))
+                    .startsWith("not sent: its message failed 5 deliveries and was dead-lettered")
+                    .contains("poisoned for the test");
+            assertThat(jobState(job)).isEqualTo("needs_review");
+            assertThat(text("SELECT review_reason FROM job WHERE id = '" + job + "'"))
+                    .endsWith("ask for another attempt or cancel");
+            assertThat(requestsMatching("always throws")).isEmpty();
         } finally {
             execute("DROP TRIGGER IF EXISTS poison_job_event ON job_event");
         }
@@ -228,6 +260,39 @@ class NothingStrandedTest extends WorkerTestSupport {
         UUID job = aJob("after the queue came back");
         publish(aStartingAttempt(job, "fake-a"), job);
         await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+    }
+
+    @Test
+    void delayQueueAndDeadLetterExchangeDeletedAreDeclaredAgainWhenTheyAreNeeded() {
+        // Deleted under a running worker that stays subscribed: nothing else would declare them again.
+        broker.withChannel(channel -> {
+            channel.queueDelete(AttemptTopology.DELAY_QUEUE);
+            channel.exchangeDelete(AttemptTopology.DEAD_LETTER_EXCHANGE);
+            return null;
+        });
+        try {
+            // Another worker holds a live lease: the message is parked in the delay queue, not failed.
+            UUID job = aJob("parked with no delay queue");
+            UUID attempt = aStartingAttempt(job, "fake-a");
+            execute("UPDATE attempt SET lease_owner = 'other-worker', lease_expires_at = now() + interval '1 minute',"
+                    + " sent_at = now() WHERE id = '" + attempt + "'");
+            publish(attempt, job);
+            await().atMost(PATIENCE)
+                    .ignoreExceptions() // the delay queue is missing until the worker declares it again
+                    .until(() -> count("SELECT count(*) FROM job_event WHERE job_id = '" + job
+                                            + "' AND kind = 'message.parked'")
+                                    > 0
+                            && broker.withChannel(channel -> channel.queueDeclarePassive(AttemptTopology.DELAY_QUEUE)
+                                            .getMessageCount())
+                                    == 1);
+            assertThat(count("SELECT failed_deliveries FROM attempt WHERE id = '" + attempt + "'"))
+                    .isZero();
+            // A message that is not an attempt message reaches the dead-letter queue, not nowhere.
+            publishRaw("not an attempt message {");
+            await().atMost(PATIENCE).until(() -> deadLetters().contains("not an attempt message {"));
+        } finally {
+            broker.declareTopology();
+        }
     }
 
     @Test

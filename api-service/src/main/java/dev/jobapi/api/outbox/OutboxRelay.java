@@ -12,6 +12,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.persistence.EntityManager;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Semaphore;
@@ -32,6 +33,9 @@ public class OutboxRelay {
 
     /** The relay thread's name and its heartbeat's. */
     private static final String LOOP = "outbox-relay";
+
+    /** The longest pause between two tries of a batch the broker keeps refusing. */
+    private static final Duration LONGEST_BACKOFF = Duration.ofSeconds(10);
 
     private final ConfirmedPublisher publisher;
     private final EntityManager em;
@@ -86,37 +90,59 @@ public class OutboxRelay {
 
     /**
      * Relays until shutdown. Whatever a round throws (a database or broker away, an {@link Error}
-     * such as an OutOfMemoryError caused elsewhere in the process) is logged and the loop goes on
-     * after one poll interval, keeping the rows. Every round beats the relay's heartbeat, so a thread
-     * that died or hangs shows in the health checks.
+     * such as an OutOfMemoryError caused elsewhere in the process) is logged and the loop goes on,
+     * keeping the rows. Every batch beats the relay's heartbeat, sent or not: the heartbeat says the
+     * loop runs, and a broker that refuses every publish is the broker check's to report (a relay
+     * that stopped beating would have Kubernetes restart a pod that a restart cannot cure). A batch
+     * that could not be sent backs off, doubling up to {@link #LONGEST_BACKOFF}, instead of claiming
+     * the same rows again at once.
      */
     private void loop() {
+        Duration backoff = Duration.ZERO;
         while (running) {
             try {
-                while (running && relayOneBatch() == config.outbox().batchSize()) {
-                    // A full batch suggests more rows are waiting: go again without sleeping.
-                }
-                wakeups.tryAcquire(config.outbox().pollInterval().toMillis(), TimeUnit.MILLISECONDS);
+                Batch batch;
+                do {
+                    batch = relayOneBatch();
+                    heartbeats.beat(LOOP);
+                } while (running && batch == Batch.FULL);
+                backoff = batch == Batch.NOT_SENT ? nextBackoff(backoff) : Duration.ZERO;
+                Duration pause = backoff.isZero() ? config.outbox().pollInterval() : backoff;
+                wakeups.tryAcquire(pause.toMillis(), TimeUnit.MILLISECONDS);
                 wakeups.drainPermits();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
             } catch (Throwable e) { // see above: the relay must outlive an Error too
                 LOG.errorf(e, "Outbox relay round failed");
-                sleepQuietly();
-            } finally {
                 heartbeats.beat(LOOP);
+                backoff = nextBackoff(backoff);
+                sleepQuietly(backoff);
             }
         }
     }
 
+    private Duration nextBackoff(Duration previous) {
+        Duration next = previous.isZero() ? config.outbox().pollInterval() : previous.multipliedBy(2);
+        return next.compareTo(LONGEST_BACKOFF) > 0 ? LONGEST_BACKOFF : next;
+    }
+
+    /** What one batch did. */
+    enum Batch {
+        /** Nothing was waiting, or fewer rows than a batch: all sent. */
+        DONE,
+        /** A whole batch was sent: more rows may be waiting. */
+        FULL,
+        /** The broker did not take the batch; its rows stay unsent for a later round. */
+        NOT_SENT
+    }
+
     /**
-     * Publishes one batch and returns how many rows it claimed. The rows are marked sent only when
-     * the broker confirmed every message as routed to a queue; a refusal, a return (no queue bound)
-     * or a timeout leaves the whole batch unsent for the next round (a second message is harmless:
-     * the worker's claim is conditional).
+     * Publishes one batch. The rows are marked sent only when the broker confirmed every message as
+     * routed to a queue; a refusal, a return (no queue bound) or a timeout leaves the whole batch
+     * unsent for a later round (a second message is harmless: the worker's claim is conditional).
      */
-    int relayOneBatch() {
+    Batch relayOneBatch() {
         return QuarkusTransaction.requiringNew().call(() -> {
             @SuppressWarnings("unchecked")
             List<Object[]> rows = em.createNativeQuery("SELECT id, attempt_id, job_id FROM outbox WHERE sent_at IS NULL"
@@ -124,7 +150,7 @@ public class OutboxRelay {
                     .setParameter(1, config.outbox().batchSize())
                     .getResultList();
             if (rows.isEmpty()) {
-                return 0;
+                return Batch.DONE;
             }
             Long[] ids = rows.stream().map(row -> ((Number) row[0]).longValue()).toArray(Long[]::new);
             List<String> bodies = rows.stream()
@@ -134,14 +160,14 @@ public class OutboxRelay {
                 publisher.publish(AttemptTopology.EXCHANGE, AttemptTopology.ROUTING_KEY, bodies);
             } catch (RuntimeException notSent) {
                 recordFailure(ids, notSent);
-                return rows.size();
+                return Batch.NOT_SENT;
             }
             em.createNativeQuery("UPDATE outbox SET sent_at = ?1, publish_attempts = publish_attempts + 1"
                             + " WHERE id = ANY(?2)")
                     .setParameter(1, clock.instant())
                     .setParameter(2, ids)
                     .executeUpdate();
-            return rows.size();
+            return rows.size() == config.outbox().batchSize() ? Batch.FULL : Batch.DONE;
         });
     }
 
@@ -154,9 +180,9 @@ public class OutboxRelay {
                 .executeUpdate();
     }
 
-    private void sleepQuietly() {
+    private void sleepQuietly(Duration pause) {
         try {
-            Thread.sleep(config.outbox().pollInterval().toMillis());
+            Thread.sleep(pause.toMillis());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

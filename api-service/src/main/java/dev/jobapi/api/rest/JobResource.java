@@ -134,16 +134,24 @@ public class JobResource {
         if (request.input() == null || !request.input().isObject()) {
             throw new ProblemException(Problem.INVALID_REQUEST, "'input' is required and must be a JSON object.");
         }
-        String input = CanonicalJson.write(request.input());
-        bodies.requireStorableInput(input);
-        GitNames.requireValid(request.input());
-        Replayable<JobView> job = intake.submit(
-                caller,
-                key,
-                input,
-                request.provider(),
-                request.fallback() == null ? List.of() : request.fallback(),
-                CanonicalJson.digest(tree));
+        String digest = CanonicalJson.digest(tree);
+        Replayable<JobView> job;
+        try {
+            String input = CanonicalJson.write(request.input());
+            bodies.requireStorableInput(input);
+            GitNames.requireValid(request.input());
+            job = intake.submit(
+                    caller,
+                    key,
+                    input,
+                    request.provider(),
+                    request.fallback() == null ? List.of() : request.fallback(),
+                    digest);
+        } catch (ProblemException refused) {
+            // A rule that refuses this body now may have let it make its job before (a provider
+            // removed from the configuration, a bound tightened since): a retry gets that job.
+            job = intake.replayOf(caller, key, digest).orElseThrow(() -> refused);
+        }
         if (!job.created()) {
             metrics.jobReplayed();
             return Response.ok(job.value()).header(REPLAYED, "true").build();

@@ -17,6 +17,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 
 /**
@@ -55,6 +56,29 @@ public class JobIntake {
         this.budgets = budgets;
         this.views = views;
         this.clock = clock;
+    }
+
+    /**
+     * The job this owner's key already made, when the key was used before: the same job for the same
+     * canonical body (recorded as a replay), 422 {@code idempotency-key-reused} for another body.
+     * Empty when the key is new. A request refused before intake (an input bound, a provider name
+     * that a later configuration no longer knows) asks here first, so a retry of a job that exists
+     * is answered with that job, never with a refusal its client would take for "no job was made".
+     */
+    @Transactional
+    public Optional<Replayable<JobView>> replayOf(Caller caller, String idempotencyKey, String bodyDigest) {
+        Optional<Job> found = jobs.findByOwnerAndKey(caller.subject(), idempotencyKey);
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        Job existing = found.get();
+        if (!existing.inputDigest().equals(bodyDigest)) {
+            throw new ProblemException(
+                    Problem.IDEMPOTENCY_KEY_REUSED,
+                    "Job " + existing.id() + " was created with this key and a different body.");
+        }
+        events.record(existing.id(), null, "job.replayed", "Idempotency-Key " + idempotencyKey);
+        return Optional.of(new Replayable<>(views.of(existing, caller), false));
     }
 
     /**
@@ -103,15 +127,8 @@ public class JobIntake {
                 .getResultList();
         if (inserted.isEmpty()) {
             // Zero rows: this owner used this key before. Same canonical body: the same job. Else refuse.
-            Job existing = jobs.findByOwnerAndKey(caller.subject(), idempotencyKey)
+            return replayOf(caller, idempotencyKey, bodyDigest)
                     .orElseThrow(() -> new IllegalStateException("Conflicting job vanished: " + idempotencyKey));
-            if (!existing.inputDigest().equals(bodyDigest)) {
-                throw new ProblemException(
-                        Problem.IDEMPOTENCY_KEY_REUSED,
-                        "Job " + existing.id() + " was created with this key and a different body.");
-            }
-            events.record(existing.id(), null, "job.replayed", "Idempotency-Key " + idempotencyKey);
-            return new Replayable<>(views.of(existing, caller), false);
         }
         // Only a new job starts an attempt; a replay above never counts against the budget.
         budgets.requireRoomFor(caller.subject());

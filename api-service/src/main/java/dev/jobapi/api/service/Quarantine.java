@@ -99,7 +99,7 @@ public class Quarantine {
         boolean othersOpen =
                 attempts.forJob(job.id()).stream().anyMatch(a -> a.state().isOpen());
         if (!othersOpen) {
-            job.resumeAfterReview(now);
+            job.awaitOwner("attempt " + attemptId + " failed by operator " + operator.subject() + ": " + reason, now);
         }
         events.record(
                 attempt.jobId(), attemptId, "attempt.failed", "by operator " + operator.subject() + ": " + reason);

@@ -108,10 +108,23 @@ public class Job {
         this.reviewReason = reason;
     }
 
+    /**
+     * The attempt that just ended was the last one open and none won: the job waits for its owner
+     * (another attempt, or cancel) in review, with what ended it stated. A job is never left
+     * {@code running} with nothing left to run (docs/design.md, rule 14).
+     */
+    public void awaitOwner(String whatEnded, Instant now) {
+        if (state.isTerminal() || winningAttemptId != null) {
+            return; // closed, or another attempt won: nothing waits for the owner
+        }
+        requireReview(whatEnded + "; no attempt is left open: ask for another attempt or cancel", now);
+    }
+
     /** A reviewer replaced the open attempts with a new one; the job runs again. */
     public void resumeAfterReview(Instant now) {
         if (state == JobState.NEEDS_REVIEW) {
             moveTo(JobState.RUNNING, now);
+            reviewReason = null; // what the review was for is settled; the timeline keeps it
         }
     }
 

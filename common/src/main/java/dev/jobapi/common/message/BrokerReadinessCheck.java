@@ -6,9 +6,10 @@ import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Readiness;
 
 /**
- * Ready only when RabbitMQ really works: the attempt queue must exist. A broker restarted without
- * its queues lets the connector reconnect with health still UP; this check re-declares the topology
- * and reports DOWN if even that fails.
+ * Ready only when RabbitMQ really works: every object of the attempt topology is declared again
+ * (idempotent, a few round trips) and the work queue is read. A broker restarted without its
+ * definitions, or an exchange, binding or queue an operator deleted, lets connections recover with
+ * health still UP; this check puts them back, and reports DOWN when even that fails.
  */
 @Readiness
 @ApplicationScoped
@@ -23,14 +24,9 @@ public class BrokerReadinessCheck implements HealthCheck {
     @Override
     public HealthCheckResponse call() {
         try {
-            long messages;
-            try {
-                messages = queuedMessages();
-            } catch (RuntimeException missing) {
-                // The broker lost the queue (or the connection): declare everything again, then look again.
-                broker.declareTopology();
-                messages = queuedMessages();
-            }
+            broker.declareTopology();
+            long messages = broker.withChannel(channel ->
+                    (long) channel.queueDeclarePassive(AttemptTopology.QUEUE).getMessageCount());
             return HealthCheckResponse.named("rabbitmq-attempt-queue")
                     .up()
                     .withData("queue", AttemptTopology.QUEUE)
@@ -42,10 +38,5 @@ public class BrokerReadinessCheck implements HealthCheck {
                     .withData("error", e.toString())
                     .build();
         }
-    }
-
-    private long queuedMessages() {
-        return broker.withChannel(channel ->
-                (long) channel.queueDeclarePassive(AttemptTopology.QUEUE).getMessageCount());
     }
 }

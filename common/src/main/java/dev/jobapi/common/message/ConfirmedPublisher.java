@@ -58,7 +58,29 @@ public class ConfirmedPublisher {
 
     private record Outgoing(AMQP.BasicProperties properties, byte[] body) {}
 
+    /**
+     * A publish that fails may have met a topology an operator or a broker lost (an exchange, a
+     * binding or a queue deleted: a channel error, or a return): the topology is declared again and
+     * the publish tried once more, so the flow heals without waiting for a restart. When even the
+     * declaration fails (the broker is away) the first failure stands, and the caller keeps the
+     * messages. A message routed by the first try and sent again is a duplicate, which every
+     * consumer treats like a redelivery.
+     */
     private void send(String exchange, String routingKey, List<Outgoing> messages) {
+        try {
+            sendOnce(exchange, routingKey, messages);
+        } catch (RuntimeException first) {
+            try {
+                broker.declareTopology();
+            } catch (RuntimeException declarationFailed) {
+                first.addSuppressed(declarationFailed);
+                throw first;
+            }
+            sendOnce(exchange, routingKey, messages);
+        }
+    }
+
+    private void sendOnce(String exchange, String routingKey, List<Outgoing> messages) {
         broker.withChannel(channel -> {
             channel.confirmSelect();
             Set<String> returned = ConcurrentHashMap.newKeySet();

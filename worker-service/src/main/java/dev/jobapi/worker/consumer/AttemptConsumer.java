@@ -258,7 +258,7 @@ public class AttemptConsumer {
             } catch (IOException | RuntimeException unreadable) {
                 // Not an attempt message: no delivery will ever make sense of it.
                 LOG.errorf("Dead-lettering a message that is not an attempt message (%s): %.200s", unreadable, body);
-                settle(() -> channel.basicReject(envelope.getDeliveryTag(), false));
+                deadLetter();
                 inFlight.decrementAndGet();
                 return;
             }
@@ -292,7 +292,15 @@ public class AttemptConsumer {
             }
             if (failures >= AttemptTopology.DELIVERY_LIMIT) {
                 LOG.errorf(failure, "Delivery failed %d times; dead-lettering the message", failures);
-                settle(() -> channel.basicReject(envelope.getDeliveryTag(), false));
+                try {
+                    pipeline.deadLettered(message.attemptId(), failures, failure);
+                } catch (RuntimeException notSettled) {
+                    // The sweep still finds the attempt: its lease runs out, or it is announced again.
+                    LOG.warnf(
+                            "Could not settle attempt %s before dead-lettering it: %s",
+                            message.attemptId(), notSettled);
+                }
+                deadLetter();
                 return;
             }
             LOG.warnf("Attempt message not processed (failure %d), retrying after a delay: %s", failures, failure);
@@ -302,6 +310,19 @@ public class AttemptConsumer {
             } catch (RuntimeException brokerAway) {
                 settle(() -> channel.basicNack(envelope.getDeliveryTag(), false, true));
             }
+        }
+
+        /**
+         * Rejects the message to the dead-letter queue. The topology is declared first: a rejected
+         * message whose dead-letter exchange was deleted would be dropped without a trace.
+         */
+        private void deadLetter() {
+            try {
+                broker.declareTopology();
+            } catch (RuntimeException brokerAway) {
+                LOG.debugf("Declaring the topology before a dead-letter failed: %s", brokerAway);
+            }
+            settle(() -> channel.basicReject(envelope.getDeliveryTag(), false));
         }
 
         /** Back to the queue as a fresh copy, then the original acked: no delivery counted. */

@@ -1,6 +1,8 @@
 package dev.jobapi.worker.service;
 
 import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.attempt.AttemptRepository;
+import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.worker.config.WorkerConfig;
@@ -18,12 +20,19 @@ import jakarta.enterprise.context.ApplicationScoped;
 public class AttemptOutcomes {
 
     private final AttemptWork work;
+    private final AttemptRepository attempts;
     private final JobEvents events;
     private final WorkerMetrics metrics;
     private final WorkerConfig config;
 
-    AttemptOutcomes(AttemptWork work, JobEvents events, WorkerMetrics metrics, WorkerConfig config) {
+    AttemptOutcomes(
+            AttemptWork work,
+            AttemptRepository attempts,
+            JobEvents events,
+            WorkerMetrics metrics,
+            WorkerConfig config) {
         this.work = work;
+        this.attempts = attempts;
         this.events = events;
         this.metrics = metrics;
         this.config = config;
@@ -44,6 +53,28 @@ public class AttemptOutcomes {
                 step,
                 "lease of " + step.attempt().leaseOwner() + " expired with no stored result;"
                         + " the provider may have the request");
+    }
+
+    /**
+     * The attempt's message is going to the dead-letter queue: no delivery will move it again, so
+     * the attempt is settled here, never left {@code starting} behind a message nobody consumes.
+     * Never claimed: nothing was sent, it fails and the job waits for its owner. Claimed and its
+     * lease run out with nothing stored: unknown, as after any lost lease. A live lease, a stored
+     * result or any later state is another path's to finish (the lease holder, the sweep).
+     */
+    void deadLettered(Loaded step, String why) {
+        Attempt attempt = step.attempt();
+        if (attempt.state() != AttemptState.STARTING
+                || attempts.generation(attempt.id()).isPresent()) {
+            return;
+        }
+        if (attempt.leaseOwner() == null) {
+            step.lockJob();
+            fail(step, "not sent: " + why);
+            awaitOwnerIfNothingOpen(step);
+        } else if (!work.leaseLive(attempt.id())) {
+            unknown(step, why + "; the provider may have the request");
+        }
     }
 
     /** The provider answered without usage: fail closed, hold the output until reconciled. */
@@ -73,6 +104,23 @@ public class AttemptOutcomes {
                 "attempt.lost",
                 reason + (dropped > 0 ? "; output of " + dropped + " bytes dropped (over the bound)" : "; output kept")
                         + ", never applied");
+    }
+
+    /**
+     * After a definitive failure that started no fallback: when no other attempt of the job is open
+     * and none won, the job waits for its owner with the failure stated (rule 14). Call with the job
+     * locked, as every decision that reads the job's other attempts.
+     */
+    void awaitOwnerIfNothingOpen(Loaded step) {
+        Attempt ended = step.attempt();
+        Job job = step.job();
+        boolean othersOpen = attempts.forJob(job.id()).stream()
+                .anyMatch(a -> !a.id().equals(ended.id()) && a.state().isOpen());
+        if (othersOpen || job.state().isTerminal() || job.winningAttemptId() != null) {
+            return;
+        }
+        job.awaitOwner("attempt " + ended.id() + " (" + ended.provider() + ") failed: " + ended.reason(), step.now());
+        events.record(job.id(), ended.id(), "job.needs_review", job.reviewReason());
     }
 
     void requireReview(Loaded step, String reason) {

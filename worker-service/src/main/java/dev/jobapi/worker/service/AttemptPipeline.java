@@ -26,6 +26,7 @@ public class AttemptPipeline {
     }
 
     private final AttemptSteps steps;
+    private final AttemptOutcomes outcomes;
     private final ClaimStep claim;
     private final RecordStep record;
     private final ElectionStep election;
@@ -37,6 +38,7 @@ public class AttemptPipeline {
 
     AttemptPipeline(
             AttemptSteps steps,
+            AttemptOutcomes outcomes,
             ClaimStep claim,
             RecordStep record,
             ElectionStep election,
@@ -46,6 +48,7 @@ public class AttemptPipeline {
             LeaseKeeper leases,
             WorkerMetrics metrics) {
         this.steps = steps;
+        this.outcomes = outcomes;
         this.claim = claim;
         this.record = record;
         this.election = election;
@@ -84,5 +87,18 @@ public class AttemptPipeline {
             case RECONCILE -> reconciliation.reconcile(attemptId);
         }
         return Disposition.DONE;
+    }
+
+    /**
+     * The attempt's message failed {@code failures} deliveries and goes to the dead-letter queue:
+     * settles the attempt and its job with the reason, so nothing waits for a message nobody
+     * consumes (docs/design.md, rule 14).
+     */
+    public void deadLettered(UUID attemptId, int failures, Throwable lastFailure) {
+        String why = "its message failed " + failures + " deliveries and was dead-lettered (last: " + lastFailure + ")";
+        steps.run(attemptId, null, step -> {
+            outcomes.deadLettered(step, why);
+            return null;
+        });
     }
 }

@@ -137,7 +137,13 @@ public class Reconciler {
      * its turn, and announcing it again would only lengthen the queue.
      */
     private List<UUID> unclaimedAttempts() {
-        if (readyInWorkQueue() > 0) {
+        try {
+            if (readyInWorkQueue() > 0) {
+                return List.of();
+            }
+        } catch (RuntimeException brokerAway) {
+            // Nothing can be announced now; the later steps need only the database and must still run.
+            LOG.warnf("Announcements skipped this round, the work queue cannot be read: %s", brokerAway.toString());
             return List.of();
         }
         long afterMs = config.reannounceAfter().toMillis();

@@ -137,9 +137,7 @@ public class Reconciliation {
         outcomes.recordUsage(step, failed.usage());
         if (attempt.state() == AttemptState.UNKNOWN && !attempt.quarantined()) {
             outcomes.fail(step, failed.reason());
-            if (!step.job().state().isTerminal()) {
-                step.job().requireReview("attempt " + attempt.id() + " failed: " + failed.reason(), step.now());
-            }
+            outcomes.awaitOwnerIfNothingOpen(step);
         }
         return null;
     }

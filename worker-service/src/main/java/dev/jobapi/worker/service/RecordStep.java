@@ -111,7 +111,9 @@ public class RecordStep {
             // Whether to fall back reads the job's other attempts: serialize with their failures.
             step.lockJob();
             outcomes.fail(step, failed.reason());
-            fallback.afterFailure(step.job(), attempt, step.now());
+            if (fallback.afterFailure(step.job(), attempt, step.now()).isEmpty()) {
+                outcomes.awaitOwnerIfNothingOpen(step);
+            }
         }
         return false;
     }
