@@ -384,6 +384,33 @@ class AttemptPipelineTest extends WorkerTestSupport {
     }
 
     @Test
+    void applyTheTargetCannotTakeNowIsRetriedBySweepNotDeadLetteredAndTheJobSaysWhy() throws Exception {
+        // The 30-minute soak: the branch's lock was held (a worker killed while moving it, younger than
+        // the stale bound) through five deliveries, and a winner's message went to the dead-letter queue.
+        UUID job = aJob("branch locked");
+        Path lock = FakeProviderResource.repository.resolve(".git/refs/heads/jobapi/" + job + ".lock");
+        Files.createDirectories(lock.getParent());
+        Files.createFile(lock);
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+
+        await().atMost(PATIENCE).until(() -> "needs_review".equals(jobState(job)));
+        assertThat(text("SELECT review_reason FROM job WHERE id = '" + job + "'"))
+                .contains("the apply of attempt " + attempt + " has failed 3 times")
+                .contains("LOCK_FAILURE")
+                .endsWith("it is retried with backoff until the target takes it");
+        assertThat(count("SELECT count(*) FROM job_event WHERE job_id = '" + job + "' AND kind = 'apply.deferred'"))
+                .isGreaterThanOrEqualTo(3);
+        assertThat(count("SELECT failed_deliveries FROM attempt WHERE id = '" + attempt + "'"))
+                .isZero();
+        Files.delete(lock);
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+        assertThat(deadLetters()).isEmpty();
+        assertThat(requestsMatching("branch locked")).hasSize(1);
+    }
+
+    @Test
     void applyStoppedByACrashAfterTheElectionWithNoMessageLeftIsResumed() throws Exception {
         // The state a worker leaves when it dies between the reconciler's election and the apply: a
         // winner, its output and usage, no applied_patch, and no message (the reconciler has none).
@@ -430,6 +457,40 @@ class AttemptPipelineTest extends WorkerTestSupport {
 
         await().atMost(PATIENCE)
                 .until(() -> count("SELECT count(*) FROM usage_record WHERE attempt_id = '" + findable + "'") == 1);
+    }
+
+    @Test
+    void lostAnswersAreAskedAboutAgainOnADoublingScheduleSoAFreshOneIsNotQueuedBehindOldOnes() {
+        UUID job = aJob("lookup schedule");
+        // More old lost answers than a round looks up, asked about 30 s ago, an hour after their send:
+        // not due again for another hour.
+        execute("INSERT INTO attempt (id, job_id, provider, state, request_key, reason, sent_at, looked_up_at,"
+                + " created_at, updated_at) SELECT gen_random_uuid(), '" + job + "', 'fake-a', 'unknown',"
+                + " 'attempt-old-' || g, 'read timed out', now() - interval '1 hour', now() - interval '30 seconds',"
+                + " now(), now() FROM generate_series(1, 30) g");
+        // A fresh one, asked about a second after its send when the provider had nothing yet: due now.
+        UUID fresh = aStartingAttempt(job, "fake-a");
+        execute("UPDATE attempt SET state = 'unknown', reason = 'read timed out', sent_at = now() - interval"
+                + " '20 seconds', looked_up_at = now() - interval '19 seconds' WHERE id = '" + fresh + "'");
+        Instant start = Instant.now();
+        QuarkusTransaction.requiringNew()
+                .run(() -> callbacks.store(
+                        new ProviderCallback(
+                                fresh,
+                                "fake-a",
+                                "found-on-the-second-ask",
+                                DemoRepository.defaultPatch().getBytes(StandardCharsets.UTF_8),
+                                3,
+                                4,
+                                start),
+                        start));
+
+        await().atMost(PATIENCE)
+                .until(() -> count("SELECT count(*) FROM usage_record WHERE attempt_id = '" + fresh + "'") == 1);
+        // The old ones were not asked again first (round-robin by last lookup would have asked 20 of them).
+        assertThat(count("SELECT count(*) FROM attempt WHERE request_key LIKE 'attempt-old-%'"
+                        + " AND looked_up_at > now() - interval '25 seconds'"))
+                .isZero();
     }
 
     @Test

@@ -103,6 +103,33 @@ class NothingStrandedTest extends WorkerTestSupport {
     }
 
     @Test
+    void answerStoredWithoutTheProvidersUsageIsHeldForAnOperatorNeverElected() throws Exception {
+        // The 30-minute soak: the record step could commit nothing but the answer, whose provider had
+        // reported no usage; the redelivery took the stored answer to the election and applied it.
+        UUID job = aJob("stored without usage");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        String patch = DemoRepository.defaultPatch().replace("'", "''");
+        execute("INSERT INTO generation (attempt_id, patch, output_digest, created_at) VALUES ('" + attempt
+                + "', convert_to('" + patch + "', 'UTF8'), 'sha256:no-usage', now())");
+        execute("INSERT INTO usage_record (attempt_id, owner_id, provider, source, recorded_at) VALUES ('" + attempt
+                + "', 'alice', 'fake-a', 'unknown', now())");
+        execute("UPDATE attempt SET lease_owner = 'worker-that-lost-its-step', lease_expires_at = now() + interval"
+                + " '1 minute', sent_at = now() - interval '10 seconds' WHERE id = '" + attempt + "'");
+        execute("UPDATE job SET state = 'running' WHERE id = '" + job + "'");
+        publish(attempt, job);
+
+        await().atMost(PATIENCE)
+                .until(() -> count("SELECT count(*) FROM attempt WHERE id = '" + attempt + "' AND quarantined") == 1);
+        assertThat(attemptState(attempt)).isEqualTo("unknown");
+        assertThat(jobState(job)).isEqualTo("needs_review");
+        assertThat(text("SELECT winning_attempt_id FROM job WHERE id = '" + job + "'"))
+                .isNull();
+        assertThat(count("SELECT count(*) FROM applied_patch WHERE job_id = '" + job + "'"))
+                .isZero();
+        assertThat(commitsOnJobBranch(job)).isZero();
+    }
+
+    @Test
     void resultArrivingAfterTheLeaseWasDeclaredLostIsElectedNotStranded() throws Exception {
         fake().addScript(Script.of("outlived its lease", Step.delayed(1_800)));
         UUID job = aJob("outlived its lease");

@@ -45,10 +45,12 @@ class PostmortemMutationTest extends WorkerTestSupport {
         UUID job = aJob("postmortem");
         UUID attempt = aStartingAttempt(job, "fake-a");
         publish(attempt, job);
-        // The redelivery mints a new key, the database refuses a second apply of the job, and the
-        // message ends in the dead-letter queue with the job never completed: the invariant is broken.
-        await().atMost(Duration.ofSeconds(30))
-                .untilAsserted(() -> assertThat(deadLetters()).hasSize(1));
-        assertThat(jobState(job)).isNotEqualTo("completed");
+        // The resumed apply mints a new key, the database refuses a second apply of the job, and every
+        // resume fails until the job waits in review, never completed: the invariant is broken.
+        await().atMost(Duration.ofSeconds(30)).until(() -> "needs_review".equals(jobState(job)));
+        assertThat(text("SELECT review_reason FROM job WHERE id = '" + job + "'"))
+                .contains("the apply of attempt " + attempt + " has failed 3 times");
+        assertThat(count("SELECT count(*) FROM applied_patch WHERE job_id = '" + job + "' AND status = 'applied'"))
+                .isZero();
     }
 }

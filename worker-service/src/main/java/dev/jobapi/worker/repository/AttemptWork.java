@@ -170,18 +170,21 @@ public class AttemptWork {
     }
 
     /**
-     * Puts a failed apply resume of the job back by an exponential backoff (from {@code base}, at most
-     * {@code max}), so the next round takes the jobs tried least recently first.
+     * Puts a failed apply of the job back by an exponential backoff (from {@code base}, at most
+     * {@code max}), so the sweep takes it again then, the jobs tried least recently first.
+     *
+     * @return how many applies of the job have failed so far
      */
-    public void deferApply(UUID jobId, Duration base, Duration max) {
-        em.createNativeQuery(
+    public int deferApply(UUID jobId, Duration base, Duration max) {
+        List<?> failures = em.createNativeQuery(
                         "UPDATE job SET apply_failures = apply_failures + 1, apply_retry_at = statement_timestamp()"
                                 + " + least(?1 * power(2, least(apply_failures, 20)), ?2) * interval '1 millisecond'"
-                                + " WHERE id = ?3")
+                                + " WHERE id = ?3 RETURNING apply_failures")
                 .setParameter(1, base.toMillis())
                 .setParameter(2, max.toMillis())
                 .setParameter(3, jobId)
-                .executeUpdate();
+                .getResultList();
+        return failures.isEmpty() ? 0 : ((Number) failures.get(0)).intValue();
     }
 
     public void markApplied(ApplyKey key, String targetRef, Instant now) {

@@ -18,6 +18,7 @@ import dev.jobapi.worker.service.AttemptSteps.Loaded;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Optional;
 import java.util.UUID;
+import org.jboss.logging.Logger;
 
 /**
  * Exactly-once apply (rule 7). The key, derived from what is applied, is reserved in applied_patch
@@ -27,6 +28,11 @@ import java.util.UUID;
  */
 @ApplicationScoped
 public class ApplyStep {
+
+    /** Failed applies of one job after which it waits in review (still retried) with the reason. */
+    static final int FAILURES_BEFORE_REVIEW = 3;
+
+    private static final Logger LOG = Logger.getLogger(ApplyStep.class);
 
     /** A reserved apply still to be made on a target outside the database. */
     public record Plan(ApplyKey key, ApplyTarget target, byte[] patch, boolean alreadyApplied) {}
@@ -109,12 +115,15 @@ public class ApplyStep {
         String targetRef = null;
         boolean foundOnTarget = false;
         if (!plan.alreadyApplied()) {
-            Optional<String> earlier = applier.findApplied(plan.key(), plan.target());
-            foundOnTarget = earlier.isPresent();
             try {
+                Optional<String> earlier = applier.findApplied(plan.key(), plan.target());
+                foundOnTarget = earlier.isPresent();
                 targetRef = earlier.orElseGet(() -> applier.apply(plan.key(), plan.patch(), plan.target()));
             } catch (ApplyRefused refused) {
                 steps.run(attemptId, null, step -> refuse(step, plan.key(), refused.getMessage()));
+                return;
+            } catch (RuntimeException notNow) {
+                steps.run(attemptId, null, step -> defer(step, notNow));
                 return;
             }
         }
@@ -133,10 +142,44 @@ public class ApplyStep {
     }
 
     /**
+     * The target could not take the apply now (a branch lock held, an I/O error). That is not the
+     * message's fault: it is not counted towards dead-lettering (the message is done), and the
+     * sweep resumes the apply after a backoff, the jobs tried least recently first. From the
+     * {@link #FAILURES_BEFORE_REVIEW}th failure on the job says so, in review, and is still retried.
+     */
+    private Void defer(Loaded step, RuntimeException failure) {
+        Job job = step.job();
+        if (!step.attempt().id().equals(job.winningAttemptId()) || job.state().isTerminal()) {
+            return null;
+        }
+        var sweep = config.reconciler();
+        int failures = work.deferApply(job.id(), sweep.interval(), sweep.applyRetryMax());
+        LOG.warnf(
+                "Apply of attempt %s failed (%d so far), the sweep retries it: %s",
+                step.attempt().id(), failures, failure);
+        events.record(job.id(), step.attempt().id(), "apply.deferred", "failure " + failures + ": " + failure);
+        if (failures >= FAILURES_BEFORE_REVIEW && job.state() != JobState.NEEDS_REVIEW) {
+            job.requireReview(
+                    "the apply of attempt " + step.attempt().id() + " has failed " + failures + " times (last: "
+                            + failure + "); it is retried with backoff until the target takes it",
+                    step.now());
+            events.record(job.id(), step.attempt().id(), "job.needs_review", job.reviewReason());
+        }
+        return null;
+    }
+
+    /**
      * Applies an elected winner whose apply a crash stopped with no message left to redeliver.
      */
     public void resume(UUID attemptId) {
-        finish(attemptId, steps.run(attemptId, null, this::reserve));
+        Plan plan;
+        try {
+            plan = steps.run(attemptId, null, this::reserve);
+        } catch (RuntimeException notNow) {
+            steps.run(attemptId, null, step -> defer(step, notNow));
+            return;
+        }
+        finish(attemptId, plan);
     }
 
     private void markApplied(Loaded step, ApplyKey key, String targetRef, boolean foundOnTarget) {

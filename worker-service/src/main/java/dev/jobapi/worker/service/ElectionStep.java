@@ -4,6 +4,7 @@ import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.attempt.Generation;
+import dev.jobapi.common.attempt.UsageSource;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
@@ -72,6 +73,17 @@ public class ElectionStep {
                     job.winningAttemptId() != null
                             ? "attempt " + job.winningAttemptId() + " won the job"
                             : "job was " + job.state().wireName() + " when this result arrived");
+            return false;
+        }
+        boolean paidFor = attempts.usage(attempt.id())
+                .filter(usage -> usage.source() == UsageSource.PROVIDER_REPORTED)
+                .isPresent();
+        if (!paidFor) {
+            // Rule 4 fails closed on every path here (a redelivery, the sweep, a reconciliation): an
+            // answer stored without the provider's figures, by a step that could commit nothing else,
+            // is held for an operator, never elected.
+            outcomes.quarantine(step, "provider reported no usage; held until reconciled");
+            outcomes.requireReview(step, "usage missing, quarantined");
             return false;
         }
         job.elect(attempt.id(), step.now());

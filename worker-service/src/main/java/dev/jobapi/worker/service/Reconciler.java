@@ -169,29 +169,25 @@ public class Reconciler {
         });
     }
 
-    /** Winners whose apply stopped, the least recently tried first; a failed resume backs off. */
+    /**
+     * Winners whose apply stopped (a crash, no message left) or was put back after a failure, the
+     * least recently tried first; a resume that fails again backs off further ({@link ApplyStep}).
+     */
     private void resumeStalledApplies() {
         @SuppressWarnings("unchecked")
-        List<Object[]> winners = QuarkusTransaction.requiringNew().call(() -> em.createNativeQuery(
-                        "SELECT id, winning_attempt_id FROM job WHERE winning_attempt_id IS NOT NULL"
-                                + " AND state IN ('accepted', 'running', 'needs_review') AND updated_at < ?1"
-                                + " AND (apply_retry_at IS NULL OR apply_retry_at < statement_timestamp())"
+        List<UUID> winners = QuarkusTransaction.requiringNew().call(() -> em.createNativeQuery(
+                        "SELECT winning_attempt_id FROM job WHERE winning_attempt_id IS NOT NULL"
+                                + " AND state IN ('accepted', 'running', 'needs_review')"
+                                + " AND (apply_retry_at IS NULL AND updated_at < ?1"
+                                + " OR apply_retry_at < statement_timestamp())"
                                 + " ORDER BY apply_retry_at NULLS FIRST, updated_at LIMIT ?2")
                 .setParameter(1, clock.instant().minus(config.stalledApplyAfter()))
                 .setParameter(2, config.batchSize())
                 .getResultList());
-        for (Object[] row : winners) {
-            UUID jobId = (UUID) row[0];
-            UUID winner = (UUID) row[1];
-            LOG.warnf("Resuming the apply of attempt %s, stopped after its election", winner);
-            try {
-                apply.resume(winner);
-            } catch (RuntimeException e) {
-                LOG.errorf("Apply of attempt %s failed again, retried after a backoff: %s", winner, e.toString());
-                QuarkusTransaction.requiringNew()
-                        .run(() -> work.deferApply(jobId, config.stalledApplyAfter(), config.applyRetryMax()));
-            }
-        }
+        eachOf("apply", winners, winner -> {
+            LOG.warnf("Resuming the apply of attempt %s", winner);
+            apply.resume(winner);
+        });
     }
 
     private int lookUpLostAnswers() {
@@ -202,6 +198,12 @@ public class Reconciler {
                                 + " AND (a.state = 'unknown' AND NOT a.quarantined OR a.state = 'superseded')"
                                 + " AND NOT EXISTS (SELECT 1 FROM usage_record u WHERE u.attempt_id = a.id)"
                                 + " AND a.sent_at < ?1 AND a.sent_at > ?2"
+                                // Each attempt is asked again once as long has passed since its last
+                                // lookup as had passed from its send to that lookup: the gaps double,
+                                // so a fresh lost answer is found within seconds even behind
+                                // thousands of older ones the provider never had.
+                                + " AND (a.looked_up_at IS NULL"
+                                + " OR statement_timestamp() - a.looked_up_at >= a.looked_up_at - a.sent_at)"
                                 + " ORDER BY a.looked_up_at NULLS FIRST, a.sent_at LIMIT ?3")
                         .setParameter(1, now.minus(config.minAge()))
                         .setParameter(2, now.minus(config.maxAge()))
@@ -216,11 +218,10 @@ public class Reconciler {
             } catch (RuntimeException e) {
                 LOG.errorf("Reconciling attempt %s failed, a later round retries: %s", attemptId, e.toString());
             }
-            QuarkusTransaction.requiringNew()
-                    .run(() -> em.createNativeQuery("UPDATE attempt SET looked_up_at = ?1 WHERE id = ?2")
-                            .setParameter(1, clock.instant())
-                            .setParameter(2, attemptId)
-                            .executeUpdate());
+            QuarkusTransaction.requiringNew().run(() -> em.createNativeQuery(
+                            "UPDATE attempt SET looked_up_at = statement_timestamp() WHERE id = ?1")
+                    .setParameter(1, attemptId)
+                    .executeUpdate());
         }
         return reconciled;
     }

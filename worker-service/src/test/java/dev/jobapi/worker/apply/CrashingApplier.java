@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * The tests' applier: the configured one, which can be told to crash once right after an apply
  * lands, as if the process died there (the target has the change; applied_patch and the job still
- * say pending). The message is then not acked and comes back, exactly as after a real crash.
+ * say pending). The apply's outcome is then unknown to the worker, as after a real crash: the sweep
+ * resumes it and must find the change on the target instead of making it again.
  */
 @Alternative
 @Priority(1)
