@@ -285,6 +285,14 @@ class HostileInputTest extends ApiTestSupport {
                 .then()
                 .statusCode(400)
                 .body("detail", org.hamcrest.Matchers.containsString("more than 10000 JSON values"));
+        // Long member names over many values: a JSON Pointer copied into every queued child cost
+        // gigabytes before the count stopped it.
+        String names = "{\"input\":{\"" + "n".repeat(45_000) + "\":{\"" + "m".repeat(45_000) + "\":["
+                + "0,".repeat(400_000) + "0]}}}";
+        createJob(alice, "long-names", names)
+                .then()
+                .statusCode(400)
+                .body("detail", org.hamcrest.Matchers.containsString("more than 10000 JSON values"));
         String large = "{\"input\":{\"prompt\":\"" + "x".repeat(600_000) + "\"}}";
         createJob(alice, "large", large)
                 .then()

@@ -249,6 +249,23 @@ class NothingStrandedTest extends WorkerTestSupport {
     }
 
     @Test
+    void baseRefNamingNoCommitIsRefusedForGoodNotRetriedForEver() {
+        // Forty hex digits pass as git names and resolve without a lookup, to an object that is not there.
+        UUID job = aJob("base names no commit");
+        execute("UPDATE job SET input = replace(input, '\"main\"', '\"" + "0".repeat(40) + "\"') WHERE id = '" + job
+                + "'");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+
+        await().atMost(PATIENCE).until(() -> "needs_review".equals(jobState(job)));
+        assertThat(text("SELECT review_reason FROM job WHERE id = '" + job + "'"))
+                .contains("apply refused by the target: base ref '" + "0".repeat(40) + "' names no commit");
+        assertThat(attemptState(attempt)).isEqualTo("failed");
+        assertThat(count("SELECT count(*) FROM job_event WHERE job_id = '" + job + "' AND kind = 'apply.deferred'"))
+                .isZero();
+    }
+
+    @Test
     void failingDeliveriesAreCountedDeadLetteredAtTheLimitAndTheAttemptSettledWithTheReason() {
         UUID job = aJob("always throws");
         UUID attempt = aStartingAttempt(job, "fake-a");

@@ -84,27 +84,30 @@ public class RequestBodies {
      */
     private void checkValues(JsonNode root) {
         int max = config.intake().maxElements();
-        int count = 0;
-        Deque<Map.Entry<String, JsonNode>> pending = new ArrayDeque<>();
-        pending.push(Map.entry("", root));
+        // Counted when pushed, so the bound holds before the children are queued; each entry links to
+        // its parent and the pointer is spelled out only for an error, so memory stays proportional to
+        // the values however long the member names are.
+        int count = 1;
+        Deque<Located> pending = new ArrayDeque<>();
+        pending.push(new Located(null, "", root));
         while (!pending.isEmpty()) {
-            Map.Entry<String, JsonNode> next = pending.pop();
-            String pointer = next.getKey();
-            JsonNode node = next.getValue();
-            if (++count > max) {
-                throw new ProblemException(
-                        Problem.INVALID_REQUEST, "The body holds more than " + max + " JSON values.");
-            }
+            Located next = pending.pop();
+            JsonNode node = next.node();
             if (node.isNumber() && !CanonicalJson.keepsItsValue(node)) {
                 throw new ProblemException(
                         Problem.NOT_I_JSON,
-                        "The number " + abbreviated(node.asText()) + " at '" + pointer
+                        "The number " + abbreviated(node.asText()) + " at '" + next.pointer()
                                 + "' would change as an IEEE 754 double (canonical form "
                                 + canonicalOrOutOfRange(node)
                                 + "); send the number as the double's shortest form, or as a string.");
             }
             if (node.isTextual()) {
-                requireStorableText(node.textValue(), pointer);
+                requireStorableText(node.textValue(), next);
+            }
+            count += node.size();
+            if (count > max) {
+                throw new ProblemException(
+                        Problem.INVALID_REQUEST, "The body holds more than " + max + " JSON values.");
             }
             Iterator<Map.Entry<String, JsonNode>> fields = node.fields();
             while (fields.hasNext()) {
@@ -112,22 +115,34 @@ public class RequestBodies {
                 if (field.getKey().indexOf('\0') >= 0) {
                     throw new ProblemException(Problem.INVALID_REQUEST, "Names must not contain NUL (\\u0000).");
                 }
-                pending.push(Map.entry(pointer + "/" + escapedPointerToken(field.getKey()), field.getValue()));
+                pending.push(new Located(next, escapedPointerToken(field.getKey()), field.getValue()));
             }
             for (int i = 0; node.isArray() && i < node.size(); i++) {
-                pending.push(Map.entry(pointer + "/" + i, node.get(i)));
+                pending.push(new Located(next, Integer.toString(i), node.get(i)));
             }
         }
     }
 
-    private static void requireStorableText(String text, String pointer) {
+    /** A value and where it is: its parent and its own token of the JSON Pointer. */
+    private record Located(Located parent, String token, JsonNode node) {
+        /** RFC 6901's pointer, spelled out from the root. */
+        String pointer() {
+            Deque<String> tokens = new ArrayDeque<>();
+            for (Located at = this; at.parent() != null; at = at.parent()) {
+                tokens.push(at.token());
+            }
+            return tokens.isEmpty() ? "" : "/" + String.join("/", tokens);
+        }
+    }
+
+    private static void requireStorableText(String text, Located where) {
         if (text.indexOf('\0') >= 0) {
             throw new ProblemException(Problem.INVALID_REQUEST, "Strings must not contain NUL (\\u0000).");
         }
         if (CanonicalJson.hasLoneSurrogate(text)) {
             throw new ProblemException(
                     Problem.NOT_I_JSON,
-                    "The string at '" + abbreviated(pointer) + "' holds a UTF-16 surrogate without its partner"
+                    "The string at '" + abbreviated(where.pointer()) + "' holds a UTF-16 surrogate without its partner"
                             + " (one of \\ud800-\\udfff alone), which no UTF-8 text can carry.");
         }
     }

@@ -1,6 +1,7 @@
 package dev.jobapi.common.attempt;
 
 import dev.jobapi.common.state.WireNameConverters.AttemptStateConverter;
+import dev.jobapi.common.text.StoredText;
 import jakarta.persistence.Column;
 import jakarta.persistence.Convert;
 import jakarta.persistence.Entity;
@@ -119,7 +120,7 @@ public class Attempt {
     public void quarantine(String reason, Instant now) {
         if (state == AttemptState.UNKNOWN) {
             // Its result arrived after it was marked unknown, still without usage.
-            this.reason = reason;
+            this.reason = StoredText.of(reason);
             this.updatedAt = now;
         } else {
             markUnknown(reason, now);
@@ -146,7 +147,7 @@ public class Attempt {
 
     /** The provider's own id for the request, as soon as it is known. */
     public void recordRemoteId(String remoteId, Instant now) {
-        this.remoteId = remoteId;
+        this.remoteId = StoredText.of(remoteId);
         this.updatedAt = now;
     }
 
@@ -160,7 +161,7 @@ public class Attempt {
         state.guardMoveTo(target);
         state = target;
         if (reason != null) {
-            this.reason = reason;
+            this.reason = StoredText.of(reason);
         }
         updatedAt = now;
     }

@@ -1,6 +1,7 @@
 package dev.jobapi.common.job;
 
 import dev.jobapi.common.state.WireNameConverters.JobStateConverter;
+import dev.jobapi.common.text.StoredText;
 import jakarta.persistence.Column;
 import jakarta.persistence.Convert;
 import jakarta.persistence.Entity;
@@ -105,7 +106,7 @@ public class Job {
         if (state != JobState.NEEDS_REVIEW) {
             moveTo(JobState.NEEDS_REVIEW, now);
         }
-        this.reviewReason = reason;
+        this.reviewReason = StoredText.of(reason);
     }
 
     /**

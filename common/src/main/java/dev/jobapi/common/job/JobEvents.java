@@ -1,5 +1,6 @@
 package dev.jobapi.common.job;
 
+import dev.jobapi.common.text.StoredText;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
@@ -53,7 +54,7 @@ public class JobEvents {
             int p = 2 + 3 * i;
             insert.setParameter(p, event.attemptId())
                     .setParameter(p + 1, event.kind())
-                    .setParameter(p + 2, event.detail());
+                    .setParameter(p + 2, StoredText.of(event.detail()));
         }
         insert.setParameter(events.size() * 3 + 2, clock.instant()).executeUpdate();
     }

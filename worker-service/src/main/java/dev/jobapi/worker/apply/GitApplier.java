@@ -13,6 +13,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import org.eclipse.jgit.errors.AmbiguousObjectException;
+import org.eclipse.jgit.errors.IncorrectObjectTypeException;
+import org.eclipse.jgit.errors.MissingObjectException;
 import org.eclipse.jgit.errors.RevisionSyntaxException;
 import org.eclipse.jgit.lib.CommitBuilder;
 import org.eclipse.jgit.lib.Constants;
@@ -92,7 +94,7 @@ public class GitApplier implements Applier {
             if (parentId == null) {
                 throw new ApplyRefused("base ref '" + target.baseRef() + "' does not exist in the target repository");
             }
-            RevCommit parent = walk.parseCommit(parentId);
+            RevCommit parent = existing != null ? walk.parseCommit(parentId) : baseCommit(walk, parentId, target);
             Patch parsed = new Patch();
             parsed.parse(new ByteArrayInputStream(patch));
             if (!parsed.getErrors().isEmpty()) {
@@ -133,6 +135,19 @@ public class GitApplier implements Applier {
             return repo.resolve(baseRef);
         } catch (RevisionSyntaxException | AmbiguousObjectException e) {
             throw new ApplyRefused("base ref '" + baseRef + "' is not a usable ref: " + e.getMessage());
+        }
+    }
+
+    /**
+     * The base's commit. A base that resolves to no commit (an object id that is not in the
+     * repository, or names a tree or a blob) is refused for good, like a base ref that does not exist.
+     */
+    private static RevCommit baseCommit(RevWalk walk, ObjectId id, ApplyTarget target) throws IOException {
+        try {
+            return walk.parseCommit(id);
+        } catch (MissingObjectException | IncorrectObjectTypeException notACommit) {
+            throw new ApplyRefused(
+                    "base ref '" + target.baseRef() + "' names no commit in the target repository: " + notACommit);
         }
     }
 

@@ -172,11 +172,13 @@ public class Reconciler {
     /**
      * Winners whose apply stopped (a crash, no message left) or was put back after a failure, the
      * least recently tried first; a resume that fails again backs off further ({@link ApplyStep}).
+     * Should even recording that failure fail (the failure's own write refused), the job is still put
+     * back here, by a statement that carries no text, so it never stays first in every round.
      */
     private void resumeStalledApplies() {
         @SuppressWarnings("unchecked")
-        List<UUID> winners = QuarkusTransaction.requiringNew().call(() -> em.createNativeQuery(
-                        "SELECT winning_attempt_id FROM job WHERE winning_attempt_id IS NOT NULL"
+        List<Object[]> winners = QuarkusTransaction.requiringNew().call(() -> em.createNativeQuery(
+                        "SELECT id, winning_attempt_id FROM job WHERE winning_attempt_id IS NOT NULL"
                                 + " AND state IN ('accepted', 'running', 'needs_review')"
                                 + " AND (apply_retry_at IS NULL AND updated_at < ?1"
                                 + " OR apply_retry_at < statement_timestamp())"
@@ -184,10 +186,22 @@ public class Reconciler {
                 .setParameter(1, clock.instant().minus(config.stalledApplyAfter()))
                 .setParameter(2, config.batchSize())
                 .getResultList());
-        eachOf("apply", winners, winner -> {
+        for (Object[] row : winners) {
+            UUID jobId = (UUID) row[0];
+            UUID winner = (UUID) row[1];
             LOG.warnf("Resuming the apply of attempt %s", winner);
-            apply.resume(winner);
-        });
+            try {
+                apply.resume(winner);
+            } catch (RuntimeException e) {
+                LOG.errorf("Resuming the apply of attempt %s failed, put back: %s", winner, e.toString());
+                try {
+                    QuarkusTransaction.requiringNew()
+                            .run(() -> work.deferApply(jobId, config.interval(), config.applyRetryMax()));
+                } catch (RuntimeException databaseAway) {
+                    LOG.debugf("Could not put the apply of job %s back: %s", jobId, databaseAway);
+                }
+            }
+        }
     }
 
     private int lookUpLostAnswers() {
