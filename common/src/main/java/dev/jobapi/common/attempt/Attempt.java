@@ -1,6 +1,5 @@
 package dev.jobapi.common.attempt;
 
-import dev.jobapi.common.state.WireNameConverters.AttemptStateConverter;
 import jakarta.persistence.Column;
 import jakarta.persistence.Convert;
 import jakarta.persistence.Entity;

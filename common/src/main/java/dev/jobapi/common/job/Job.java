@@ -1,6 +1,5 @@
 package dev.jobapi.common.job;
 
-import dev.jobapi.common.state.WireNameConverters.JobStateConverter;
 import jakarta.persistence.Column;
 import jakarta.persistence.Convert;
 import jakarta.persistence.Entity;
