@@ -3,7 +3,7 @@ package dev.jobapi.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.jobapi.api.rest.Problem;
+import dev.jobapi.api.problem.Problem;
 import dev.jobapi.client.ApiProblem;
 import dev.jobapi.client.ApiUnreachableException;
 import dev.jobapi.client.FileIdempotencyKeys;

@@ -7,7 +7,8 @@ import dev.jobapi.common.callback.ProviderCallback;
 import dev.jobapi.common.callback.ProviderCallbacks;
 import dev.jobapi.common.job.JobRepository;
 import dev.jobapi.common.message.AttemptTopology;
-import dev.jobapi.common.message.DeadLetterQueue;
+import dev.jobapi.common.message.ConfirmedPublisher;
+import dev.jobapi.common.testing.TestBroker;
 import dev.jobapi.fakeprovider.DemoRepository;
 import dev.jobapi.fakeprovider.ReceivedRequest;
 import dev.jobapi.fakeprovider.Script;
@@ -24,7 +25,6 @@ import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -47,7 +47,7 @@ class AttemptPipelineTest extends WorkerTestSupport {
     JobRepository jobs;
 
     @Inject
-    DeadLetterQueue deadLetterQueue;
+    ConfirmedPublisher publisher;
 
     @Test
     void completesJobAppliesOneCommitAndRecordsProviderUsage() throws Exception {
@@ -241,9 +241,8 @@ class AttemptPipelineTest extends WorkerTestSupport {
         // The same attempt's message died twice; an operator replays everything.
         deadLetter(attempt, job);
         deadLetter(attempt, job);
-        await().atMost(PATIENCE).until(() -> deadLetterQueue.depth() == 2);
-        DeadLetterQueue.ReplayResult result = deadLetterQueue.replay(Set.of(), true, id -> false);
-        assertThat(result.replayed()).isEqualTo(2);
+        await().atMost(PATIENCE).until(() -> TestBroker.depth(broker, AttemptTopology.DEAD_LETTER_QUEUE) == 2);
+        assertThat(TestBroker.replayDeadLetters(broker, publisher)).isEqualTo(2);
         await().atMost(PATIENCE)
                 .until(() -> "completed".equals(jobState(job))
                         && count("SELECT count(*) FROM job_event WHERE kind LIKE 'message.%' AND job_id = '" + job
@@ -253,7 +252,7 @@ class AttemptPipelineTest extends WorkerTestSupport {
                 .isEqualTo(1);
         assertThat(commitsOnJobBranch(job)).isEqualTo(1);
         assertThat(requestsMatching("replayed twice")).hasSize(1);
-        assertThat(deadLetterQueue.depth()).isZero();
+        assertThat(TestBroker.depth(broker, AttemptTopology.DEAD_LETTER_QUEUE)).isZero();
     }
 
     @Test

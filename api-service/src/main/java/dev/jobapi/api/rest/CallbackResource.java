@@ -1,6 +1,8 @@
 package dev.jobapi.api.rest;
 
 import dev.jobapi.api.outbox.OutboxRelay;
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.CallbackSignatures;
 import dev.jobapi.api.security.Subjects;
 import dev.jobapi.api.service.CallbackIntake;

@@ -1,6 +1,8 @@
 package dev.jobapi.api.rest;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemException;
 import java.util.regex.Pattern;
 
 /**

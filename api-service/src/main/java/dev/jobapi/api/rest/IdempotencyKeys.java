@@ -1,5 +1,8 @@
 package dev.jobapi.api.rest;
 
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemException;
+
 /** Validates the Idempotency-Key header: required, 1-255 printable ASCII characters. */
 final class IdempotencyKeys {
 

@@ -1,7 +1,13 @@
 package dev.jobapi.api.rest;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.jobapi.api.mapping.AttemptView;
+import dev.jobapi.api.mapping.JobPage;
+import dev.jobapi.api.mapping.JobView;
+import dev.jobapi.api.mapping.JobViews;
 import dev.jobapi.api.outbox.OutboxRelay;
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.security.CurrentCaller;
 import dev.jobapi.api.service.ApiMetrics;
@@ -11,7 +17,6 @@ import dev.jobapi.api.service.JobAccess;
 import dev.jobapi.api.service.JobCancellation;
 import dev.jobapi.api.service.JobIntake;
 import dev.jobapi.api.service.JobQueries;
-import dev.jobapi.api.service.JobViews;
 import dev.jobapi.api.service.Replayable;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.Generation;

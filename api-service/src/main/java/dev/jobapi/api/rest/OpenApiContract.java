@@ -1,5 +1,7 @@
 package dev.jobapi.api.rest;
 
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemDetails;
 import io.quarkus.smallrye.openapi.OpenApiFilter;
 import java.util.List;
 import java.util.Map;
@@ -26,6 +28,13 @@ public class OpenApiContract implements OASFilter {
 
     static final String PROBLEM_SCHEMA = "Problem";
     static final String SIGNATURE_SCHEME = "callbackSignature";
+
+    /**
+     * The tag of the operators' endpoints (fallback switch, dead letters, quarantine, audit). They
+     * were one class, named by this tag, before each resource had its own; a generated client names
+     * its classes after tags, so they keep the one tag.
+     */
+    static final String OPERATORS_TAG = "Admin Resource";
 
     /** What every operation can answer: refused by the HTTP layer, or our failure. */
     private static final Map<String, String> EVERY_OPERATION = Map.of(

@@ -1,5 +1,8 @@
 package dev.jobapi.api.rest;
 
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemException;
+import dev.jobapi.api.problem.Problems;
 import dev.jobapi.api.security.TokenRefusedException;
 import dev.jobapi.api.service.ApiMetrics;
 import io.quarkus.security.AuthenticationFailedException;

@@ -1,5 +1,7 @@
 package dev.jobapi.api.rest;
 
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemException;
 import jakarta.annotation.security.PermitAll;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
@@ -21,7 +23,7 @@ import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 @Produces(MediaType.TEXT_HTML)
 public class ProblemTypeResource {
 
-    static final String PATH = "/problems";
+    static final String PATH = Problem.PAGES_PATH;
 
     @Operation(operationId = "listProblemTypes", summary = "Every problem type this API answers with")
     @APIResponse(responseCode = "200", description = "An HTML index of the problem types")

@@ -1,5 +1,7 @@
 package dev.jobapi.api.rest;
 
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemException;
 import java.time.DateTimeException;
 import java.time.LocalDate;
 import java.util.regex.Pattern;

@@ -1,5 +1,8 @@
 package dev.jobapi.api.rest;
 
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemException;
+
 /**
  * The free-text reasons people give (supersede, kill switch, resolve): they go into the audit trail,
  * the timeline and log lines, so they are bounded and hold no control characters other than tab and

@@ -9,6 +9,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import dev.jobapi.api.config.JobApiConfig;
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.common.digest.CanonicalJson;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;

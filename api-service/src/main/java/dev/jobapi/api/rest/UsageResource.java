@@ -1,5 +1,7 @@
 package dev.jobapi.api.rest;
 
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.security.CurrentCaller;
 import dev.jobapi.api.security.Subjects;

@@ -3,7 +3,6 @@ package dev.jobapi.api.service;
 import dev.jobapi.common.budget.DailyBudgets;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.message.BrokerConnection;
-import dev.jobapi.common.message.DeadLetterQueue;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,8 +1,8 @@
 package dev.jobapi.api.service;
 
-import dev.jobapi.api.rest.JobSummary;
-import dev.jobapi.api.rest.Problem;
-import dev.jobapi.api.rest.ProblemException;
+import dev.jobapi.api.mapping.JobSummary;
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.Generation;

@@ -1,8 +1,8 @@
 package dev.jobapi.api.service;
 
 import dev.jobapi.api.config.JobApiConfig;
-import dev.jobapi.api.rest.Problem;
-import dev.jobapi.api.rest.ProblemException;
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemException;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.HashSet;
 import java.util.List;

@@ -1,7 +1,7 @@
 package dev.jobapi.api.service;
 
-import dev.jobapi.api.rest.Problem;
-import dev.jobapi.api.rest.ProblemException;
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;

@@ -1,6 +1,5 @@
 package dev.jobapi.common.attempt;
 
-import dev.jobapi.common.state.WireNameConverters.AttemptStateConverter;
 import dev.jobapi.common.text.StoredText;
 import jakarta.persistence.Column;
 import jakarta.persistence.Convert;

@@ -1,6 +1,5 @@
 package dev.jobapi.common.job;
 
-import dev.jobapi.common.state.WireNameConverters.JobStateConverter;
 import dev.jobapi.common.text.StoredText;
 import jakarta.persistence.Column;
 import jakarta.persistence.Convert;

@@ -3,6 +3,7 @@ package dev.jobapi.common.testing;
 import com.rabbitmq.client.GetResponse;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.message.BrokerConnection;
+import dev.jobapi.common.message.ConfirmedPublisher;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,6 +31,30 @@ public final class TestBroker {
                 bodies.add(new String(response.getBody(), StandardCharsets.UTF_8));
             }
             return bodies;
+        });
+    }
+
+    /** Messages ready in the queue, by the broker's count. */
+    public static long depth(BrokerConnection broker, String queue) {
+        return broker.withChannel(
+                channel -> (long) channel.queueDeclarePassive(queue).getMessageCount());
+    }
+
+    /**
+     * Puts every dead letter back on the work queue the way an operator's replay does (the api's
+     * DeadLetterQueue): a confirmed copy with its headers first, then the original acked. Returns how
+     * many it moved.
+     */
+    public static int replayDeadLetters(BrokerConnection broker, ConfirmedPublisher publisher) {
+        return broker.withChannel(channel -> {
+            int replayed = 0;
+            GetResponse response;
+            while ((response = channel.basicGet(AttemptTopology.DEAD_LETTER_QUEUE, false)) != null) {
+                publisher.copyToWorkQueue(response.getProps(), response.getBody());
+                channel.basicAck(response.getEnvelope().getDeliveryTag(), false);
+                replayed++;
+            }
+            return replayed;
         });
     }
 }

@@ -1,10 +1,13 @@
-package dev.jobapi.common.message;
+package dev.jobapi.api.service;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.GetResponse;
 import dev.jobapi.common.digest.Sha256;
+import dev.jobapi.common.message.AttemptTopology;
+import dev.jobapi.common.message.BrokerConnection;
+import dev.jobapi.common.message.ConfirmedPublisher;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package dev.jobapi.api.rest;
+package dev.jobapi.api.mapping;
 
 import dev.jobapi.common.job.JobState;
 import java.time.Instant;

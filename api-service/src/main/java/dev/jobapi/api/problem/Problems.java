@@ -1,4 +1,4 @@
-package dev.jobapi.api.rest;
+package dev.jobapi.api.problem;
 
 import dev.jobapi.api.config.JobApiConfig;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -16,7 +16,7 @@ public class Problems {
         this.base = configured.endsWith("/") ? configured.substring(0, configured.length() - 1) : configured;
     }
 
-    /** The problem type: an absolute URI whose page ({@link ProblemTypeResource}) describes it. */
+    /** The problem type: an absolute URI whose page ({@link Problem#path()}) describes it. */
     public String type(Problem problem) {
         return base + problem.path();
     }

@@ -1,4 +1,4 @@
-package dev.jobapi.api.rest;
+package dev.jobapi.api.mapping;
 
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;

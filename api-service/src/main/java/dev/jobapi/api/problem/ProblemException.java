@@ -1,4 +1,4 @@
-package dev.jobapi.api.rest;
+package dev.jobapi.api.problem;
 
 import java.util.Map;
 

@@ -1,4 +1,4 @@
-package dev.jobapi.api.rest;
+package dev.jobapi.api.mapping;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.jobapi.common.job.JobState;

@@ -1,9 +1,7 @@
-package dev.jobapi.api.service;
+package dev.jobapi.api.mapping;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.jobapi.api.rest.AttemptView;
-import dev.jobapi.api.rest.JobView;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;

@@ -1,4 +1,4 @@
-package dev.jobapi.api.rest;
+package dev.jobapi.api.problem;
 
 /**
  * The catalogue of problem types this API answers with (RFC 9457). Each has its HTTP status, a short
@@ -41,6 +41,9 @@ public enum Problem {
     HEADERS_TOO_LARGE(431, "headers-too-large", "The request headers are too large"),
     INTERNAL(500, "internal", "Something went wrong on our side");
 
+    /** Where the pages of the problem types live (rest.ProblemTypeResource serves them). */
+    public static final String PAGES_PATH = "/problems";
+
     private final int status;
     private final String code;
     private final String title;
@@ -63,9 +66,9 @@ public enum Problem {
         return title;
     }
 
-    /** The path of this problem's page, served by {@link ProblemTypeResource}. */
+    /** The path of this problem's page, under {@link #PAGES_PATH}. */
     public String path() {
-        return ProblemTypeResource.PATH + "/" + code;
+        return PAGES_PATH + "/" + code;
     }
 
     /** The entry with this code, if any. */
