@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 
 import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
 import io.restassured.response.Response;
 import java.io.IOException;
 import java.net.Socket;
@@ -47,7 +48,10 @@ class HostileInputTest extends ApiTestSupport {
             "%2B10000-01-01",
             "0000-01-01",
             "1999-12-31",
-            "2026-02-30");
+            "2026-02-30",
+            // Well-formed cursors whose dates no timestamp column holds (a 500 before).
+            "KzI5NDI3Ny0wMS0wMVQwMDowMDowMFp8MDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDAw",
+            "LTEwMDAwMDAwMDAtMDEtMDFUMDA6MDA6MDBafDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMA");
 
     /** Query strings with at least one unparseable or out-of-range value: every one must be a 400. */
     private static String badQuery(Random random, String bad) {
@@ -273,6 +277,21 @@ class HostileInputTest extends ApiTestSupport {
                 .contentType("application/problem+json")
                 .body("detail", org.hamcrest.Matchers.containsString("'limit'"));
         assertThat(count("SELECT count(*) FROM job")).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM audit_record")).isZero();
+    }
+
+    @Test
+    void deadLetterReplayNamingANullOrBlankIdIsA400() {
+        String otto = Tokens.of("otto", "operator");
+        for (String body : List.of("{\"ids\":[null]}", "{\"ids\":[\" \"]}", "{\"ids\":[\"a\",null]}")) {
+            as(otto).contentType(ContentType.JSON)
+                    .body(body)
+                    .post("/admin/dlq/replay")
+                    .then()
+                    .statusCode(400)
+                    .contentType("application/problem+json")
+                    .body("code", equalTo("invalid-request"));
+        }
         assertThat(count("SELECT count(*) FROM audit_record")).isZero();
     }
 

@@ -109,6 +109,9 @@ public class DeadLetterResource {
         if (!all && (request.ids() == null || request.ids().isEmpty())) {
             throw new ProblemException(Problem.INVALID_REQUEST, "Send {\"ids\": [...]} or {\"all\": true}.");
         }
+        if (!all && request.ids().stream().anyMatch(id -> id == null || id.isBlank())) {
+            throw new ProblemException(Problem.INVALID_REQUEST, "Every entry of 'ids' must be a dead letter's id.");
+        }
         Set<String> ids = all ? Set.of() : Set.copyOf(request.ids());
         DeadLetterQueue.ReplayResult result = deadLetters.replay(ids, all, this::nothingLeftToDo);
         String operator = currentCaller.get().subject();

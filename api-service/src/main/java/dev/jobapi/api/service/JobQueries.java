@@ -106,6 +106,11 @@ public class JobQueries {
 
     /** An opaque position in the newest-first order. */
     record Cursor(Instant createdAt, UUID id) {
+        /** The range a cursor's date may name: any job's creation time lies well inside it. */
+        private static final Instant EARLIEST = Instant.parse("2000-01-01T00:00:00Z");
+
+        private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59Z");
+
         String encode() {
             String raw = createdAt.toString() + "|" + id;
             return Base64.getUrlEncoder().withoutPadding().encodeToString(raw.getBytes(StandardCharsets.UTF_8));
@@ -115,7 +120,13 @@ public class JobQueries {
             try {
                 String raw = new String(Base64.getUrlDecoder().decode(encoded), StandardCharsets.UTF_8);
                 int bar = raw.indexOf('|');
-                return new Cursor(Instant.parse(raw.substring(0, bar)), UUID.fromString(raw.substring(bar + 1)));
+                Cursor cursor =
+                        new Cursor(Instant.parse(raw.substring(0, bar)), UUID.fromString(raw.substring(bar + 1)));
+                // A date no job can have (PostgreSQL's timestamps end in 294276) would fail the query.
+                if (cursor.createdAt().isBefore(EARLIEST) || cursor.createdAt().isAfter(LATEST)) {
+                    throw new IllegalArgumentException("out of range");
+                }
+                return cursor;
             } catch (RuntimeException e) {
                 throw new ProblemException(Problem.INVALID_QUERY, "The cursor is not one this API issued.");
             }
