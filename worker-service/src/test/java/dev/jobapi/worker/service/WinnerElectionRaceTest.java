@@ -31,8 +31,12 @@ class WinnerElectionRaceTest extends WorkerTestSupport {
         UUID job = aJob("two elections race");
         UUID first = aStartingAttempt(job, "fake-a");
         UUID second = aStartingAttempt(job, "fake-b");
-        // Both answered: their outputs are recorded, as the record step leaves them for the election.
+        // Both answered with the provider's usage: their outputs and usage are recorded, as the record
+        // step leaves them for the election (which holds an answer without usage instead of electing it).
         execute("UPDATE attempt SET output_digest = 'sha256:' || id WHERE job_id = '" + job + "'");
+        execute("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source,"
+                + " recorded_at) SELECT a.id, j.owner_id, a.provider, 5, 8, 'provider_reported', now()"
+                + " FROM attempt a JOIN job j ON j.id = a.job_id WHERE a.job_id = '" + job + "'");
         AtomicInteger runsOfFirst = new AtomicInteger();
 
         boolean firstWon = steps.run(first, false, step -> {
