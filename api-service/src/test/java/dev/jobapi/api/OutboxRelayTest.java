@@ -82,12 +82,9 @@ class OutboxRelayTest extends ApiTestSupport {
 
     @Test
     void messageTheBrokerCannotRouteIsNotMarkedSentAndGoesOutOnceAQueueIsBoundAgain() {
-        // The work queue replaced by an unbound one of the same name and other arguments: the exchange
-        // routes to nothing, and the publisher's declaration of the topology fails, so it cannot heal.
         // The broker confirms an unroutable publish too: only a mandatory publish and its return tell
         // that nothing was queued.
-        broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
-        broker.withChannel(channel -> channel.queueDeclare(AttemptTopology.QUEUE, true, false, false, null));
+        replaceTheWorkQueueByAnUnboundOne();
         try {
             String id = createJob(Tokens.user("alice"), "k-unroutable", JOB_BODY)
                     .then()
@@ -110,17 +107,15 @@ class OutboxRelayTest extends ApiTestSupport {
             await().atMost(Duration.ofSeconds(5))
                     .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL") == 1);
         } finally {
-            broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
-            broker.declareTopology();
+            restoreTheTopology();
         }
     }
 
     @Test
-    void relayBacksOffWhileTheBrokerRefusesEveryBatchAndStaysLive() throws InterruptedException {
+    void relayBacksOffWhileTheBrokerRefusesEveryBatchAndStaysLive() {
         // More unsent rows than one batch, and a broker that routes none of them and cannot be healed:
         // the relay must not claim the same rows again at once, round after round.
-        broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
-        broker.withChannel(channel -> channel.queueDeclare(AttemptTopology.QUEUE, true, false, false, null));
+        replaceTheWorkQueueByAnUnboundOne();
         try {
             createJob(Tokens.user("alice"), "k-refused", JOB_BODY).then().statusCode(201);
             execute("INSERT INTO outbox (attempt_id, job_id, created_at)"
@@ -128,14 +123,13 @@ class OutboxRelayTest extends ApiTestSupport {
             await().atMost(Duration.ofSeconds(10))
                     .until(() -> count("SELECT count(*) FROM outbox WHERE publish_attempts > 0") >= 100);
             long before = count("SELECT max(publish_attempts) FROM outbox");
-            Thread.sleep(3_000); // a window of the relay's own pace, not a wait for a condition
             // 200 ms doubling: a handful of tries in 3 s, where a loop without a pause makes hundreds.
-            assertThat(count("SELECT max(publish_attempts) FROM outbox") - before)
-                    .isLessThanOrEqualTo(6);
+            await().during(Duration.ofSeconds(3))
+                    .atMost(Duration.ofSeconds(4))
+                    .until(() -> count("SELECT max(publish_attempts) FROM outbox") - before <= 6);
             management().get("/q/health/live").then().statusCode(200);
         } finally {
-            broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
-            broker.declareTopology();
+            restoreTheTopology();
         }
     }
 
@@ -144,27 +138,37 @@ class OutboxRelayTest extends ApiTestSupport {
         // An operator deletes the exchange (its bindings go with it) and then the work queue: nothing
         // else would declare them again while this process runs.
         broker.withChannel(channel -> channel.exchangeDelete(AttemptTopology.EXCHANGE));
-        String first = createJob(Tokens.user("alice"), "k-no-exchange", JOB_BODY)
-                .then()
-                .statusCode(201)
-                .extract()
-                .path("id");
-        await().atMost(Duration.ofSeconds(10))
-                .ignoreExceptions() // the queue is missing until the relay declares it again
-                .untilAsserted(() -> assertThat(TestBroker.drain(broker, AttemptTopology.QUEUE))
-                        .anySatisfy(body -> assertThat(body).contains(first)));
+        awaitMessageOfANewJob("k-no-exchange");
 
         broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
-        String second = createJob(Tokens.user("alice"), "k-no-queue", JOB_BODY)
+        awaitMessageOfANewJob("k-no-queue");
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL") == 2);
+    }
+
+    /** Makes a job and waits for its message in the work queue, which may be missing until the relay declares it. */
+    private void awaitMessageOfANewJob(String key) {
+        String id = createJob(Tokens.user("alice"), key, JOB_BODY)
                 .then()
                 .statusCode(201)
                 .extract()
                 .path("id");
-        await().atMost(Duration.ofSeconds(10))
-                .ignoreExceptions() // the queue is missing until the relay declares it again
-                .untilAsserted(() -> assertThat(TestBroker.drain(broker, AttemptTopology.QUEUE))
-                        .anySatisfy(body -> assertThat(body).contains(second)));
-        await().atMost(Duration.ofSeconds(5))
-                .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL") == 2);
+        await().atMost(Duration.ofSeconds(10)).ignoreExceptions().untilAsserted(() -> assertThat(
+                        TestBroker.drain(broker, AttemptTopology.QUEUE))
+                .anySatisfy(body -> assertThat(body).contains(id)));
+    }
+
+    /**
+     * Replaces the work queue by an unbound one of the same name and other arguments: the exchange
+     * routes to nothing, and the publisher's declaration of the topology fails, so it cannot heal.
+     */
+    private void replaceTheWorkQueueByAnUnboundOne() {
+        broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
+        broker.withChannel(channel -> channel.queueDeclare(AttemptTopology.QUEUE, true, false, false, null));
+    }
+
+    private void restoreTheTopology() {
+        broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
+        broker.declareTopology();
     }
 }
