@@ -117,10 +117,13 @@ final class Drain {
     }
 
     private Progress progress(boolean sessionsEnded) throws SQLException, InterruptedException {
-        Map<String, Long> depths = ctl.queueDepths();
-        long queued = depths.getOrDefault(Checker.WORK_QUEUE, 0L) + depths.getOrDefault(Checker.DELAY_QUEUE, 0L);
         try (Connection db = database.connect()) {
-            long starting = count(db, "SELECT count(*) FROM attempt WHERE state = 'starting'");
+            // First, so the attempts a follow-up asks for are counted below; a round that asked for any
+            // is never quiet, however fast they were counted (the drain ended once with them in the queue).
+            int askedNow = sessionsEnded ? followUpStalledJobs(db) : 0;
+            Map<String, Long> depths = ctl.queueDepths();
+            long queued = depths.getOrDefault(Checker.WORK_QUEUE, 0L) + depths.getOrDefault(Checker.DELAY_QUEUE, 0L);
+            long starting = askedNow + count(db, "SELECT count(*) FROM attempt WHERE state = 'starting'");
             long unsent = count(db, "SELECT count(*) FROM outbox WHERE sent_at IS NULL");
             long pending = count(db, "SELECT count(*) FROM applied_patch WHERE status = 'pending'");
             long unsettled = count(db, "SELECT count(*) FROM job WHERE state IN ('accepted', 'running')");
@@ -142,9 +145,6 @@ final class Drain {
                     }
                 }
             }
-            if (sessionsEnded) {
-                followUpStalledJobs(db);
-            }
             return new Progress(starting, unsent, pending, unsettled, unreconciled, queued);
         }
     }
@@ -155,7 +155,8 @@ final class Drain {
      * and never a job left accepted or running with nothing open: that is stranded, and invariant 6
      * names it.
      */
-    private void followUpStalledJobs(Connection db) throws SQLException, InterruptedException {
+    /** @return how many fallbacks this round asked for */
+    private int followUpStalledJobs(Connection db) throws SQLException, InterruptedException {
         Map<String, String> stalled = new HashMap<>();
         try (PreparedStatement statement = db.prepareStatement("SELECT j.id, j.owner_id FROM job j"
                         + " WHERE j.state = 'needs_review' AND j.winning_attempt_id IS NULL"
@@ -169,6 +170,7 @@ final class Drain {
             }
         }
         long now = System.nanoTime();
+        int asked = 0;
         for (var job : stalled.entrySet()) {
             Long last = lastFollowUp.get(job.getKey());
             if (last != null && now - last < FOLLOW_UP_EVERY.toNanos()) {
@@ -177,7 +179,9 @@ final class Drain {
             lastFollowUp.put(job.getKey(), now);
             followUps++;
             load.fallback(job.getKey(), job.getValue(), "drain-fallback-" + followUps, random);
+            asked++;
         }
+        return asked;
     }
 
     private static long count(Connection db, String sql) throws SQLException {
