@@ -2,6 +2,7 @@ package dev.jobapi.api;
 
 import static io.restassured.RestAssured.given;
 
+import dev.jobapi.api.contract.ContractValidation;
 import dev.jobapi.common.message.BrokerConnection;
 import dev.jobapi.common.testing.TestBroker;
 import dev.jobapi.common.testing.TestDatabase;
@@ -14,6 +15,7 @@ import jakarta.persistence.EntityManager;
 import org.eclipse.microprofile.config.ConfigProvider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInfo;
 
 /** Starts every API test from empty tables and queues, and offers the request shapes tests repeat. */
 public abstract class ApiTestSupport {
@@ -28,6 +30,11 @@ public abstract class ApiTestSupport {
     protected BrokerConnection broker;
 
     @BeforeEach
+    void checkExchangesAgainstTheDocument(TestInfo test) {
+        ContractValidation.installFor(test.getTestMethod().orElseThrow());
+    }
+
+    @BeforeEach
     @AfterEach
     void resetState() {
         TestDatabase.reset(em);
@@ -40,7 +47,7 @@ public abstract class ApiTestSupport {
     }
 
     protected static RequestSpecification as(String token) {
-        return given().auth().oauth2(token);
+        return given().header("Authorization", "Bearer " + token);
     }
 
     protected static Response createJob(String token, String key, String body) {

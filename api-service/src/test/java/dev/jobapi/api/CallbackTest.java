@@ -4,6 +4,7 @@ import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 
+import dev.jobapi.api.contract.OutsideTheContract;
 import dev.jobapi.api.security.CallbackSignatures;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
@@ -52,6 +53,7 @@ class CallbackTest extends ApiTestSupport {
                 .isEqualTo(1);
     }
 
+    @OutsideTheContract("sends unsigned and forged callbacks")
     @Test
     void unsignedTamperedStaleOrForeignCallbacksAreRefusedAndStoreNothing() {
         String attempt = unknownAttemptOfAlice();

@@ -4,6 +4,7 @@ import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 
+import dev.jobapi.api.contract.OutsideTheContract;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Test;
  * escaped.
  */
 @QuarkusTest
+@OutsideTheContract("hostile requests, generated and handwritten, are the point of this class")
 class HostileInputTest extends ApiTestSupport {
 
     private static final long SEED = 20261129L;

@@ -7,6 +7,7 @@ import static org.hamcrest.Matchers.notNullValue;
 import static org.hamcrest.Matchers.startsWith;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jobapi.api.contract.OutsideTheContract;
 import dev.jobapi.common.digest.CanonicalJson;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
@@ -184,12 +185,14 @@ class JobIntakeTest extends ApiTestSupport {
         createJob(alice, "caf\u00e9", JOB_BODY).then().statusCode(400).body("code", equalTo("idempotency-key-invalid"));
     }
 
+    @OutsideTheContract("sends a body that is not JSON")
     @Test
     void malformedJsonIs400() {
         createJob(alice, "k", "{\"input\": {").then().statusCode(400).body("code", equalTo("invalid-request"));
         createJob(alice, "k", "[1,2]").then().statusCode(400).body("code", equalTo("invalid-request"));
     }
 
+    @OutsideTheContract("sends fields of the wrong type")
     @Test
     void wrongTypesAre400() {
         createJob(alice, "k", "{\"input\":\"text\"}").then().statusCode(400).body("code", equalTo("invalid-request"));
@@ -203,6 +206,7 @@ class JobIntakeTest extends ApiTestSupport {
                 .body("code", equalTo("invalid-request"));
     }
 
+    @OutsideTheContract("sends a field the schema does not have")
     @Test
     void unknownTopLevelFieldIs400ButInputIsFreeForm() {
         createJob(alice, "k", "{\"input\":{},\"priority\":1}")
@@ -240,6 +244,7 @@ class JobIntakeTest extends ApiTestSupport {
                 .body("code", equalTo("unknown-provider"));
     }
 
+    @OutsideTheContract("sends text/plain")
     @Test
     void wrongContentTypeIs415() {
         as(alice)
@@ -253,6 +258,7 @@ class JobIntakeTest extends ApiTestSupport {
                 .body("code", equalTo("unsupported-media-type"));
     }
 
+    @OutsideTheContract("asks for paths and methods the api does not serve")
     @Test
     void unknownRoutesAre404AndWrongMethodsAre405() {
         as(alice).get("/nothing-here").then().statusCode(404).contentType("application/problem+json");
@@ -267,6 +273,7 @@ class JobIntakeTest extends ApiTestSupport {
                 .body("attempts[0].provider", equalTo("fake-a"));
     }
 
+    @OutsideTheContract("asks for an unknown state and asks without a token")
     @Test
     void listsOwnJobsNewestFirstWithCursor() {
         for (int i = 0; i < 3; i++) {

@@ -53,6 +53,11 @@ public class OpenApiContract implements OASFilter {
 
     @Override
     public void filterOpenAPI(OpenAPI openAPI) {
+        openAPI.getTags().stream()
+                .filter(tag -> tag.getName().equals(OPERATORS_TAG))
+                .forEach(tag -> tag.setDescription("Operators' endpoints (role operator): the automatic"
+                        + " fallback switch, dead letters, quarantined attempts, provider acceptance and the"
+                        + " audit trail. Every change is audited."));
         openAPI.getComponents().addSchema(PROBLEM_SCHEMA, problemSchema());
         openAPI.getComponents()
                 .addSecurityScheme(
@@ -136,6 +141,22 @@ public class OpenApiContract implements OASFilter {
                                 .type(List.of(Schema.SchemaType.STRING))
                                 .enumeration(java.util.Arrays.stream(Problem.values())
                                         .map(p -> (Object) p.code())
-                                        .toList()));
+                                        .toList()))
+                .addProperty("budgetTokens", budgetFigure(Schema.SchemaType.INTEGER, "the owner's daily budget"))
+                .addProperty(
+                        "spentTokensToday",
+                        budgetFigure(Schema.SchemaType.INTEGER, "tokens providers reported spent today"))
+                .addProperty(
+                        "unknownSpendAttemptsToday",
+                        budgetFigure(Schema.SchemaType.INTEGER, "today's attempts whose spend is not known yet"))
+                .addProperty(
+                        "day",
+                        budgetFigure(Schema.SchemaType.STRING, "the UTC day counted")
+                                .format("date"));
+    }
+
+    /** An extension member of budget-exceeded (Budgets): absent from every other problem. */
+    private static Schema budgetFigure(Schema.SchemaType type, String what) {
+        return OASFactory.createSchema().type(List.of(type)).description("budget-exceeded only: " + what);
     }
 }

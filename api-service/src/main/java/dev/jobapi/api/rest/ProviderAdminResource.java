@@ -20,6 +20,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 /**
  * Operators' endpoints for providers: acceptance runs, and who automatic fallback may pick
@@ -28,6 +29,7 @@ import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
 @APIResponse(responseCode = "403", description = "forbidden (operators only)")
 @Path("/admin/providers")
+@Tag(name = OpenApiContract.OPERATORS_TAG)
 @RolesAllowed(Caller.OPERATOR)
 @Produces(MediaType.APPLICATION_JSON)
 public class ProviderAdminResource {
