@@ -47,6 +47,36 @@ class JobIntakeTest extends ApiTestSupport {
         assertThat(count("SELECT count(*) FROM outbox")).isEqualTo(1);
     }
 
+    /**
+     * A poll with the tag it last saw costs a 304 until anything in the body changes, an attempt's
+     * state included (which leaves the job's own version alone).
+     */
+    @Test
+    void aJobReadWithItsETagIsNotModifiedUntilAnythingInItChanges() {
+        String id = createJob(alice, "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        Response first = as(alice).get("/jobs/" + id);
+        first.then().statusCode(200).header("Cache-Control", "no-cache, private");
+        String tag = first.header("ETag");
+        assertThat(tag).matches("\"[0-9a-f]{64}\"");
+
+        as(alice)
+                .header("If-None-Match", tag)
+                .get("/jobs/" + id)
+                .then()
+                .statusCode(304)
+                .header("ETag", tag)
+                .body(equalTo(""));
+
+        execute("UPDATE attempt SET state = 'failed', reason = 'provider said 400' WHERE job_id = '" + id + "'");
+        Response changed = as(alice).header("If-None-Match", tag).get("/jobs/" + id);
+        changed.then().statusCode(200).body("attempts[0].state", equalTo("failed"));
+        assertThat(changed.header("ETag")).isNotEqualTo(tag);
+    }
+
     @Test
     void replaysJobForSameKeyAndBody() {
         String id = createJob(alice, "k-1", JOB_BODY)

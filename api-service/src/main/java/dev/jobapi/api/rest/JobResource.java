@@ -33,9 +33,11 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.EntityTag;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Request;
 import jakarta.ws.rs.core.Response;
 import java.util.List;
 import java.util.UUID;
@@ -70,6 +72,7 @@ public class JobResource {
     private final OutboxRelay relay;
     private final ApiMetrics metrics;
     private final AuditLog auditLog;
+    private final ConditionalReads conditionalReads;
 
     JobResource(
             CurrentCaller currentCaller,
@@ -82,7 +85,8 @@ public class JobResource {
             JobViews views,
             OutboxRelay relay,
             ApiMetrics metrics,
-            AuditLog auditLog) {
+            AuditLog auditLog,
+            ConditionalReads conditionalReads) {
         this.currentCaller = currentCaller;
         this.bodies = bodies;
         this.intake = intake;
@@ -94,6 +98,7 @@ public class JobResource {
         this.relay = relay;
         this.metrics = metrics;
         this.auditLog = auditLog;
+        this.conditionalReads = conditionalReads;
     }
 
     @Operation(operationId = "createJob", summary = "Create a job, or replay the job this Idempotency-Key made")
@@ -190,15 +195,21 @@ public class JobResource {
         return new JobPage(page.jobs(), page.nextCursor());
     }
 
-    @Operation(operationId = "getJob", summary = "One job with its attempts and the actions the caller may take")
-    @APIResponse(responseCode = "200", description = "The job")
+    @Operation(
+            operationId = "getJob",
+            summary = "One job with its attempts and the actions the caller may take; conditional on its ETag")
+    @APIResponse(
+            responseCode = "200",
+            description = "The job; ETag changes whenever anything in this body changes",
+            content = @Content(mediaType = "application/json", schema = @Schema(implementation = JobView.class)))
+    @APIResponse(responseCode = "304", description = "Unchanged since the If-None-Match tag")
     @APIResponse(responseCode = "404", description = "job-not-found (also another owner's job)")
     @GET
     @Path("{id}")
     @Transactional
-    public JobView get(@PathParam("id") String id) {
+    public Response get(@PathParam("id") String id, @Context Request request) {
         Caller caller = currentCaller.get();
-        return views.of(access.visible(caller, jobId(id)), caller);
+        return conditionalReads.okOrNotModified(request, views.of(access.visible(caller, jobId(id)), caller));
     }
 
     @Operation(
