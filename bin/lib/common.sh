@@ -5,6 +5,7 @@
 #   step/info/warn/die    progress and error output (all on stderr except step/info)
 #   as_root CMD...        run CMD as root (directly when root, else through sudo)
 #   have CMD              true when CMD is on PATH
+#   rel PATH              PATH relative to ROOT (for messages)
 
 if [[ -z "${ROOT:-}" ]]; then
   ROOT="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd -P)"
@@ -24,6 +25,8 @@ warn() { printf '%s!!  %s%s\n' "$_c_warn" "$*" "$_c_off" >&2; }
 die()  { printf '%sxx  %s%s\n' "$_c_err" "$*" "$_c_off" >&2; exit 1; }
 
 have() { command -v "$1" >/dev/null 2>&1; }
+
+rel() { echo "${1#"$ROOT"/}"; }
 
 as_root() {
   if [[ "$(id -u)" -eq 0 ]]; then

@@ -1,8 +1,11 @@
 // Validates what k8s/test/run rendered: every object against the Kubernetes API schema with
 // unknown fields refused (schemas/kubernetes.json, generated from the pinned kubernetes-types)
-// or against the small schemas of the operators' resources (schemas/<group>_<version>_<Kind>.json),
-// then the invariants the deployment depends on, read from the same sources the build and the
-// pods read (application.properties, the poms, the rendered ConfigMaps, the Secret template).
+// or against the small schemas of the operators' resources (schemas/<group>_<version>_<Kind>.json);
+// then every built-in object a second time with kubernetes-models, whose schemas carry the API's
+// allowed values and formats (fixtures/rejected/ holds what only that pass refuses, and the run
+// proves it still does); then the invariants the deployment depends on, read from the same
+// sources the build and the pods read (application.properties, the poms, the rendered ConfigMaps,
+// the Secret template).
 //
 //   node validate.mjs RENDERED_DIR        validate RENDERED_DIR/<name>.yaml (one per kustomization)
 //   node validate.mjs --regenerate-schema  rewrite schemas/kubernetes.json from kinds.ts
@@ -11,6 +14,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import Ajv from "ajv";
 import YAML from "yaml";
@@ -21,6 +25,8 @@ const ROOT = path.resolve(K8S, "..");
 const SCHEMA_DIR = path.join(HERE, "schemas");
 const K8S_SCHEMA = path.join(SCHEMA_DIR, "kubernetes.json");
 const SECRET_TEMPLATE = path.join(K8S, "secrets", "secrets.template.yaml");
+const REJECTED_FIXTURES = path.join(HERE, "fixtures", "rejected");
+const require = createRequire(import.meta.url);
 const PLACEHOLDER = "REPLACE_ME";
 
 // The two Quarkus services: the Maven module is the image name's last part.
@@ -360,6 +366,75 @@ function schemaProblems(validators, objs, where) {
   return problems;
 }
 
+// The second pass. The first knows every field but no value: kubernetes-types says
+// `imagePullPolicy?: string` and `type Quantity = string`, so `imagePullPolicy: Sometimes`, a memory
+// limit of `lots` and `type: Loadbalancer` pass it. kubernetes-models' schemas come from the API's
+// OpenAPI document with its enums and the quantity format; it does not refuse unknown fields,
+// which is the first pass's part. An operator's custom resource has no model here: the hand-written
+// schema of the first pass is all it gets (listed in the check's note).
+const builtInGroup = (apiVersion) => {
+  const group = String(apiVersion).includes("/") ? String(apiVersion).split("/")[0] : "";
+  return group === "" || !group.includes(".") || group.endsWith(".k8s.io");
+};
+
+function modelOf(o) {
+  try {
+    return require(`kubernetes-models/${o.apiVersion}/${o.kind}`)[o.kind];
+  } catch (e) {
+    if (e.code === "MODULE_NOT_FOUND" || e.code === "ERR_PACKAGE_PATH_NOT_EXPORTED") return undefined;
+    throw e;
+  }
+}
+
+function modelProblems(objs, where, customKinds = new Set()) {
+  const problems = [];
+  for (const o of objs) {
+    const id = `${where}: ${o.kind}/${o.metadata?.name}`;
+    const Model = modelOf(o);
+    if (!Model) {
+      if (builtInGroup(o.apiVersion)) problems.push(`${id}: kubernetes-models has no model of ${o.apiVersion} ${o.kind}`);
+      else customKinds.add(`${o.kind}`);
+      continue;
+    }
+    try {
+      new Model(structuredClone(o)).validate();
+    } catch (e) {
+      if (!Array.isArray(e.errors)) throw e;
+      for (const err of e.errors.slice(0, 8)) {
+        const allowed = err.params?.allowedValues ? ` (${err.params.allowedValues.join(", ")})` : "";
+        problems.push(`${id}${err.instancePath}: ${err.message}${allowed}`);
+      }
+    }
+  }
+  return problems;
+}
+
+// Each fixture names, in a "# expect: PATH" line, where the second pass must refuse it.
+function rejectedFixtureChecks(validators) {
+  check("kubernetes-models refuses every fixture of fixtures/rejected where it says", () => {
+    const files = existsSync(REJECTED_FIXTURES) ? readdirSync(REJECTED_FIXTURES).filter((f) => f.endsWith(".yaml")).sort() : [];
+    if (files.length < 3) return [`${files.length} fixtures in k8s/test/fixtures/rejected; the three of issue #18 are missing`];
+    const problems = [];
+    const notes = [];
+    for (const file of files) {
+      const full = path.join(REJECTED_FIXTURES, file);
+      const expected = readFileSync(full, "utf8").match(/^# expect: (\S+)\s*$/m)?.[1];
+      if (!expected) {
+        problems.push(`${file}: no "# expect: PATH" line`);
+        continue;
+      }
+      const objs = readYamlDocs(full);
+      const refused = modelProblems(objs, file);
+      if (!refused.some((p) => p.includes(`${expected}: `))) {
+        problems.push(`${file}: not refused at ${expected} (${refused.length ? refused.join("; ") : "accepted"})`);
+      } else {
+        notes.push(`${file} refused${schemaProblems(validators, objs, file).length ? "" : ", which the first pass accepts"}`);
+      }
+    }
+    return [...problems, ...notes.map(note)];
+  });
+}
+
 function main(renderedDir) {
   const validators = loadValidators();
   const renders = {};
@@ -386,6 +461,15 @@ function main(renderedDir) {
     check(`${name}: every object matches the API schema, unknown fields refused`, () => schemaProblems(validators, objs, name));
   }
   check("secret template: every Secret matches the API schema", () => schemaProblems(validators, template, "secrets.template.yaml"));
+  for (const [name, objs] of Object.entries(renders)) {
+    check(`${name}: every built-in object passes kubernetes-models (allowed values, quantities, formats)`, () => {
+      const customKinds = new Set();
+      const problems = modelProblems(objs, name, customKinds);
+      return customKinds.size ? [...problems, note(`no model for ${[...customKinds].sort().join(", ")}`)] : problems;
+    });
+  }
+  check("secret template: every Secret passes kubernetes-models", () => modelProblems(template, "secrets.template.yaml"));
+  rejectedFixtureChecks(validators);
 
   // ---- secrets
   check("no kustomization renders a Secret (values come only from the template, filled outside the repo)", () =>

@@ -34,4 +34,8 @@ class ArchitectureTest {
 
     @ArchTest
     static final ArchRule apiNeverDependsOnTheFakeProvider = ArchitectureRules.noDependencyOnTheFakeProvider();
+
+    @ArchTest
+    static final ArchRule scheduledLoopsSkipOverlapsAndShutdown =
+            ArchitectureRules.scheduledLoopsSkipOverlapsAndShutdown();
 }

@@ -5,7 +5,12 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
 
 import dev.jobapi.common.message.AttemptTopology;
+import io.quarkus.scheduler.Scheduler;
+import io.quarkus.scheduler.Trigger;
 import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 
 /** Readiness reflects the broker really working, not just a connection that reconnected. */
@@ -20,6 +25,27 @@ class HealthTest extends ApiTestSupport {
                 .statusCode(200)
                 .body("status", equalTo("UP"))
                 .body("checks.name", hasItem("rabbitmq-attempt-queue"));
+    }
+
+    @Inject
+    Scheduler scheduler;
+
+    @Test
+    void theRetentionPrunerIsAScheduledJobWhoseHeartbeatLivenessReads() {
+        Trigger pruner = scheduler.getScheduledJob("retention-pruner");
+        Assertions.assertThat(pruner).isNotNull();
+        // The first prune waits one interval (1 h): a restart loop never prunes on every start.
+        Assertions.assertThat(pruner.getNextFireTime())
+                .isAfter(java.time.Instant.now().plus(Duration.ofMinutes(50)));
+        Assertions.assertThat(scheduler.getScheduledJob("metrics-refresher")).isNotNull();
+        management()
+                .get("/q/health/live")
+                .then()
+                .statusCode(200)
+                .body("checks.find { it.name == 'background-loops' }.status", equalTo("UP"))
+                .body(
+                        "checks.find { it.name == 'background-loops' }.data.keySet()",
+                        hasItem("retention-pruner-last-round-ms-ago"));
     }
 
     @Test

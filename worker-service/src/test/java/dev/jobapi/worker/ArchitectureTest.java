@@ -22,4 +22,8 @@ class ArchitectureTest {
 
     @ArchTest
     static final ArchRule workerNeverDependsOnTheFakeProvider = ArchitectureRules.noDependencyOnTheFakeProvider();
+
+    @ArchTest
+    static final ArchRule scheduledLoopsSkipOverlapsAndShutdown =
+            ArchitectureRules.scheduledLoopsSkipOverlapsAndShutdown();
 }

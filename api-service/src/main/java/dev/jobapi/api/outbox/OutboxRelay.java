@@ -26,6 +26,12 @@ import org.jboss.logging.Logger;
  * marks them sent only when every one was routed to a queue. A crash between confirm and commit
  * publishes a row twice, which the worker treats like any redelivery.
  */
+// Kept on a thread of its own rather than @Scheduled, unlike the other loops, for two
+// things the scheduler cannot express. A commit wakes the relay at once (wake()), so a new job's
+// message leaves in milliseconds; the simple scheduler fires at most once per 1 s tick
+// (SimpleScheduler.CHECK_PERIOD; a shorter every() only logs "not supported - executed with a
+// delay"), which would add up to a second to every job. And a refused batch backs off by a doubling
+// delay up to 10 s, where every() is one fixed period.
 @ApplicationScoped
 public class OutboxRelay {
 

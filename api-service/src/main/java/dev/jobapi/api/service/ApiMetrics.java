@@ -1,20 +1,18 @@
 package dev.jobapi.api.service;
 
 import dev.jobapi.common.budget.DailyBudgets;
+import dev.jobapi.common.health.BackgroundLoops;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.message.BrokerConnection;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.runtime.StartupEvent;
+import io.quarkus.runtime.Startup;
+import io.quarkus.scheduler.Scheduled;
+import io.quarkus.scheduler.Scheduled.ConcurrentExecution;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.event.Observes;
 import jakarta.persistence.EntityManager;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jboss.logging.Logger;
@@ -25,11 +23,13 @@ import org.jboss.logging.Logger;
  * {@code jobapi_review_required_refusals_total}, {@code jobapi_dlq_replayed_total}, and the gauges
  * of what waits (unknown and quarantined attempts, the work and dead-letter queues, the outbox) and
  * of the budgets; the README's metric table lists them all.
- * The gauges are refreshed on a background thread, never on a scrape (which runs on the event loop).
+ * The gauges are refreshed by a scheduled job every 5 s, never on a scrape (which runs on the event loop).
  * Every meter is registered at start-up, counters at zero, each with its help text, so an alert on a
  * rare event (a review-required refusal) has a series before the first one; README's metric table
  * lists the same names and help texts ({@code MetricsTest} compares them).
  */
+// Made at start-up, not at the first job: the meters must exist before anything counts.
+@Startup
 @ApplicationScoped
 public class ApiMetrics {
 
@@ -51,7 +51,6 @@ public class ApiMetrics {
     private final Counter keyConflicts;
     private final Counter reviewRequiredRefusals;
     private final Counter dlqReplayed;
-    private ScheduledExecutorService refresher;
 
     ApiMetrics(
             MeterRegistry registry,
@@ -110,19 +109,17 @@ public class ApiMetrics {
         Gauge.builder(name, value, AtomicLong::doubleValue).description(help).register(registry);
     }
 
-    void start(@Observes StartupEvent event) {
-        refresher = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "metrics-refresher");
-            t.setDaemon(true);
-            return t;
-        });
-        refresher.scheduleWithFixedDelay(this::refresh, 0, 5, TimeUnit.SECONDS);
-    }
-
-    void stop(@Observes ShutdownEvent event) {
-        if (refresher != null) {
-            refresher.shutdownNow();
-        }
+    /**
+     * Every 5 s from start; no heartbeat, as before: a refresh is a few short reads that fail fast, and
+     * stale gauges are no reason to restart the pod.
+     */
+    @Scheduled(
+            identity = "metrics-refresher",
+            every = "5s",
+            concurrentExecution = ConcurrentExecution.SKIP,
+            skipExecutionIf = BackgroundLoops.class)
+    void scheduledRefresh() {
+        refresh();
     }
 
     /** Reads the gauges' values now; also called by tests that want fresh values. */

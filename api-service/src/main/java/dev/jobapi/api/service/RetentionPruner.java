@@ -4,6 +4,8 @@ import dev.jobapi.api.config.JobApiConfig;
 import dev.jobapi.common.health.BackgroundLoops;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.StartupEvent;
+import io.quarkus.scheduler.Scheduled;
+import io.quarkus.scheduler.Scheduled.ConcurrentExecution;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.persistence.EntityManager;
@@ -25,6 +27,9 @@ public class RetentionPruner {
     // Any constant shared by all replicas; only the holder of this advisory lock prunes.
     private static final long LOCK_ID = 0x6a6f6261_70697275L;
 
+    /** This loop's scheduler identity and heartbeat name. */
+    static final String LOOP = "retention-pruner";
+
     /** What one prune deleted. */
     public record Pruned(long losingOutputs, long appliedKeys) {}
 
@@ -40,8 +45,22 @@ public class RetentionPruner {
         this.clock = clock;
     }
 
-    void start(@Observes StartupEvent event) {
-        loops.start("retention-pruner", config.interval(), Duration.ofMinutes(5), this::pruneAndReport);
+    void expectHeartbeat(@Observes StartupEvent event) {
+        loops.expect(LOOP, config.interval(), Duration.ofMinutes(5));
+    }
+
+    /**
+     * Every {@code jobapi.retention.interval} on every replica (the advisory lock lets one prune),
+     * the first one interval after start; never two at once, none once shutdown began.
+     */
+    @Scheduled(
+            identity = LOOP,
+            every = "${jobapi.retention.interval}",
+            delayed = "${jobapi.retention.interval}",
+            concurrentExecution = ConcurrentExecution.SKIP,
+            skipExecutionIf = BackgroundLoops.class)
+    void scheduledPrune() {
+        loops.round(LOOP, this::pruneAndReport);
     }
 
     private void pruneAndReport() {
@@ -53,7 +72,10 @@ public class RetentionPruner {
         }
     }
 
-    /** Prunes until nothing old is left, one batch per transaction. */
+    /**
+     * Prunes until nothing old is left, one batch per transaction; once shutdown began it stops after
+     * the batch in hand (the next process's prune deletes the rest).
+     */
     public Pruned prune() {
         Instant now = clock.instant();
         long outputs = 0;
@@ -68,7 +90,7 @@ public class RetentionPruner {
                             + " AND g.created_at < ?1 LIMIT ?2)",
                     now.minus(config.losingOutputAge()));
             outputs += Math.max(batch, 0);
-        } while (batch == config.batchSize());
+        } while (batch == config.batchSize() && !loops.stopping());
         do {
             batch = batch(
                     "DELETE FROM applied_patch WHERE idem_key IN (SELECT p.idem_key FROM applied_patch p"
@@ -76,7 +98,7 @@ public class RetentionPruner {
                             + " AND p.status = 'applied' AND p.applied_at < ?1 LIMIT ?2)",
                     now.minus(config.appliedKeyAge()));
             keys += Math.max(batch, 0);
-        } while (batch == config.batchSize());
+        } while (batch == config.batchSize() && !loops.stopping());
         return new Pruned(outputs, keys);
     }
 

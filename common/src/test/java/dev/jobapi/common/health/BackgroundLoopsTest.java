@@ -1,7 +1,6 @@
 package dev.jobapi.common.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -12,7 +11,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The relay's thread ended on an OutOfMemoryError while readiness said UP. Every loop outlives what
- * a round throws, and one that stops beating is reported stalled.
+ * a round throws, starts no round once shutdown began, and one that stops beating is reported stalled.
  */
 class BackgroundLoopsTest {
 
@@ -41,20 +40,52 @@ class BackgroundLoopsTest {
     }
 
     @Test
-    void aRoundThatThrowsAnErrorDoesNotEndTheLoop() {
-        LoopHeartbeats heartbeats = new LoopHeartbeats(Clock.systemUTC());
+    void aRoundThatThrowsAnErrorIsLoggedAndStillBeatsSoTheNextRoundRuns() {
+        HandClock clock = new HandClock();
+        LoopHeartbeats heartbeats = new LoopHeartbeats(clock);
         BackgroundLoops loops = new BackgroundLoops(heartbeats);
+        loops.expect("relay-like", Duration.ofSeconds(1), Duration.ZERO);
         AtomicInteger rounds = new AtomicInteger();
-        loops.start("relay-like", Duration.ofMillis(20), Duration.ZERO, () -> {
+        Runnable round = () -> {
             if (rounds.incrementAndGet() == 1) {
                 throw new OutOfMemoryError("one user's stored inputs");
             }
-        });
-        try {
-            await().atMost(Duration.ofSeconds(5)).until(() -> rounds.get() >= 3);
-        } finally {
-            loops.stopAll(null);
-        }
+        };
+
+        clock.advance(Duration.ofSeconds(20));
+        loops.round("relay-like", round); // the scheduler calls it; nothing may escape to it
+        assertThat(heartbeats.ages()).containsEntry("relay-like", Duration.ZERO);
+        loops.round("relay-like", round);
+        assertThat(rounds).hasValue(2);
+    }
+
+    @Test
+    void onceShutdownBeganTheSchedulerSkipsRoundsAndNoRoundStarts() {
+        LoopHeartbeats heartbeats = new LoopHeartbeats(Clock.systemUTC());
+        BackgroundLoops loops = new BackgroundLoops(heartbeats);
+        AtomicInteger rounds = new AtomicInteger();
+        assertThat(loops.test(null)).isFalse();
+        loops.round("sweep-like", rounds::incrementAndGet);
+
+        loops.stop(null);
+
+        assertThat(loops.stopping()).isTrue();
+        assertThat(loops.test(null)).as("skipExecutionIf").isTrue();
+        loops.round("sweep-like", rounds::incrementAndGet); // one the scheduler had already fired
+        assertThat(rounds).hasValue(1);
+    }
+
+    @Test
+    void aLoopIsStalledAfterSixIntervalsPlusItsLongestRound() {
+        HandClock clock = new HandClock();
+        LoopHeartbeats heartbeats = new LoopHeartbeats(clock);
+        BackgroundLoops loops = new BackgroundLoops(heartbeats);
+        loops.expect("reconciler", Duration.ofSeconds(30), Duration.ofMinutes(5));
+
+        clock.advance(Duration.ofMinutes(8));
+        assertThat(heartbeats.stalled()).isEmpty();
+        clock.advance(Duration.ofMinutes(1).plusSeconds(1));
+        assertThat(heartbeats.stalled()).containsOnlyKeys("reconciler");
     }
 
     @Test

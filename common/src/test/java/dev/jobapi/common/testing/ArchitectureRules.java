@@ -1,9 +1,16 @@
 package dev.jobapi.common.testing;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.methods;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
+import com.tngtech.archunit.core.domain.JavaMethod;
+import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
+import dev.jobapi.common.health.BackgroundLoops;
+import io.quarkus.scheduler.Scheduled;
 
 /**
  * The layering every module keeps, as ArchUnit rules its {@code ArchitectureTest} applies to its own
@@ -58,5 +65,33 @@ public final class ArchitectureRules {
                 .dependOnClassesThat()
                 .resideInAPackage(FAKE_PROVIDER + "..")
                 .because("the fake provider is a test double: only tests, local runs and the chaos suite use it");
+    }
+
+    /**
+     * Every {@code @Scheduled} loop skips a round while its last one still runs and starts none once
+     * shutdown began ({@link BackgroundLoops} is the skip predicate).
+     */
+    public static ArchRule scheduledLoopsSkipOverlapsAndShutdown() {
+        return methods()
+                .that()
+                .areAnnotatedWith(Scheduled.class)
+                .should(
+                        new ArchCondition<JavaMethod>(
+                                "declare concurrentExecution = SKIP and skipExecutionIf = BackgroundLoops.class") {
+                            @Override
+                            public void check(JavaMethod method, ConditionEvents events) {
+                                Scheduled scheduled = method.getAnnotationOfType(Scheduled.class);
+                                boolean declared = scheduled.concurrentExecution() == Scheduled.ConcurrentExecution.SKIP
+                                        && scheduled.skipExecutionIf() == BackgroundLoops.class;
+                                events.add(new SimpleConditionEvent(
+                                        method,
+                                        declared,
+                                        method.getFullName() + (declared ? " skips" : " does not skip")
+                                                + " overlapping rounds and rounds after shutdown"));
+                            }
+                        })
+                .allowEmptyShould(true)
+                .because("two rounds of one loop at once, or a round against a stopping application, is a"
+                        + " race nobody designed for");
     }
 }

@@ -14,6 +14,8 @@ import dev.jobapi.worker.provider.ProviderRegistry;
 import dev.jobapi.worker.provider.ProviderRequest;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.StartupEvent;
+import io.quarkus.scheduler.Scheduled;
+import io.quarkus.scheduler.Scheduled.ConcurrentExecution;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.io.UncheckedIOException;
@@ -34,6 +36,9 @@ import org.jboss.logging.Logger;
 public class AcceptanceRunner {
 
     private static final Logger LOG = Logger.getLogger(AcceptanceRunner.class);
+
+    /** This loop's scheduler identity and heartbeat name. */
+    static final String LOOP = "acceptance";
 
     private final ProviderAcceptances acceptances;
     private final AcceptanceFixtures fixtures;
@@ -63,18 +68,36 @@ public class AcceptanceRunner {
         this.workerId = workerConfig.worker().idOrPid();
     }
 
-    void start(@Observes StartupEvent event) {
+    void expectHeartbeat(@Observes StartupEvent event) {
         // A round runs whole acceptance runs, one provider call per fixture task.
-        loops.start("acceptance", config.pollInterval(), Duration.ofMinutes(30), this::runWaiting);
+        loops.expect(LOOP, config.pollInterval(), Duration.ofMinutes(30));
+    }
+
+    /**
+     * Every {@code jobapi.acceptance.poll-interval}, the first one interval after start; never two
+     * rounds at once in one process (a second run waits for the next round), none once shutdown began.
+     */
+    @Scheduled(
+            identity = LOOP,
+            every = "${jobapi.acceptance.poll-interval}",
+            delayed = "${jobapi.acceptance.poll-interval}",
+            concurrentExecution = ConcurrentExecution.SKIP,
+            skipExecutionIf = BackgroundLoops.class)
+    void scheduledRound() {
+        loops.round(LOOP, this::runWaiting);
     }
 
     private void runWaiting() {
-        while (runNext()) {
+        while (!loops.stopping() && runNext()) {
             // keep going while runs are waiting
         }
     }
 
-    /** Claims and runs one waiting run; false when none was waiting. */
+    /**
+     * Claims and runs one waiting run; false when none was waiting. Once shutdown began it stops
+     * before the next task without recording anything more: the run keeps its lease until it runs
+     * out, and another worker then takes it over.
+     */
     public boolean runNext() {
         int total = fixtures.get().tasks().size();
         Optional<AcceptanceRun> claimed = QuarkusTransaction.requiringNew()
@@ -85,6 +108,10 @@ public class AcceptanceRunner {
         AcceptanceRun run = claimed.get();
         LOG.infof("Acceptance run %s of %s: %d tasks", run.id(), run.provider(), total);
         for (Task task : fixtures.get().tasks()) {
+            if (loops.stopping()) {
+                LOG.infof("Acceptance run %s left at shutdown; another worker takes it over", run.id());
+                return true;
+            }
             ObjectNode result = attempt(run, task);
             String json = json(result);
             boolean stillOurs = QuarkusTransaction.requiringNew()

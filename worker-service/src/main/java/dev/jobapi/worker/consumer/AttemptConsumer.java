@@ -18,6 +18,8 @@ import dev.jobapi.worker.service.AttemptPipeline;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
+import io.quarkus.scheduler.Scheduled;
+import io.quarkus.scheduler.Scheduled.ConcurrentExecution;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -58,7 +60,7 @@ public class AttemptConsumer {
 
     private static final Logger LOG = Logger.getLogger(AttemptConsumer.class);
 
-    /** The subscription loop's thread and heartbeat name. */
+    /** The subscription loop's scheduler identity and heartbeat name. */
     private static final String LOOP = "attempt-consumer";
 
     private final AttemptPipeline pipeline;
@@ -97,8 +99,19 @@ public class AttemptConsumer {
     }
 
     void start(@Observes StartupEvent event) {
-        loops.start(LOOP, Duration.ofSeconds(2), Duration.ofSeconds(30), this::subscribeIfNeeded);
+        loops.expect(LOOP, Duration.ofSeconds(2), Duration.ofSeconds(30));
         subscribeIfNeeded();
+    }
+
+    /** The subscription loop: every 2 s, a lost subscription is made again (never while draining). */
+    @Scheduled(
+            identity = LOOP,
+            every = "2s",
+            delayed = "2s",
+            concurrentExecution = ConcurrentExecution.SKIP,
+            skipExecutionIf = BackgroundLoops.class)
+    void scheduledSubscription() {
+        loops.round(LOOP, this::subscribeIfNeeded);
     }
 
     /** Subscribes when not subscribed (first start, lost connection, consumer cancelled by the broker). */

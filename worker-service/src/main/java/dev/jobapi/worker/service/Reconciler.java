@@ -9,6 +9,8 @@ import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.repository.AttemptWork;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.StartupEvent;
+import io.quarkus.scheduler.Scheduled;
+import io.quarkus.scheduler.Scheduled.ConcurrentExecution;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.persistence.EntityManager;
@@ -83,12 +85,30 @@ public class Reconciler {
         this.broker = broker;
     }
 
-    void start(@Observes StartupEvent event) {
+    void expectHeartbeat(@Observes StartupEvent event) {
         // A round makes provider lookups and applies; a few minutes is far past a healthy one.
-        loops.start(LOOP, config.interval(), Duration.ofMinutes(5), this::round);
+        loops.expect(LOOP, config.interval(), Duration.ofMinutes(5));
     }
 
-    /** One pass of every step; returns how many lost answers were reconciled from the provider. */
+    /**
+     * Every {@code jobapi.reconciler.interval} on every worker, the first one interval after start;
+     * never two rounds at once in one process, none once shutdown began.
+     */
+    @Scheduled(
+            identity = LOOP,
+            every = "${jobapi.reconciler.interval}",
+            delayed = "${jobapi.reconciler.interval}",
+            concurrentExecution = ConcurrentExecution.SKIP,
+            skipExecutionIf = BackgroundLoops.class)
+    void scheduledRound() {
+        loops.round(LOOP, this::round);
+    }
+
+    /**
+     * One pass of every step; returns how many lost answers were reconciled from the provider. Once
+     * shutdown began it stops before the next item: each item is its own transaction, so stopping
+     * between two leaves what a crash there would, and a later round resumes it.
+     */
     public int round() {
         eachOf("lease expiry", claimedAttemptsWithExpiredLeases(), this::expireLease);
         eachOf("election of a stored result", storedResultsNeverElected(), election::electAndApply);
@@ -187,6 +207,9 @@ public class Reconciler {
                 .setParameter(2, config.batchSize())
                 .getResultList());
         for (Object[] row : winners) {
+            if (loops.stopping()) {
+                return;
+            }
             UUID jobId = (UUID) row[0];
             UUID winner = (UUID) row[1];
             LOG.warnf("Resuming the apply of attempt %s", winner);
@@ -225,6 +248,9 @@ public class Reconciler {
                         .getResultList());
         int reconciled = 0;
         for (UUID attemptId : candidates) {
+            if (loops.stopping()) {
+                break;
+            }
             try {
                 if (reconciliation.reconcile(attemptId)) {
                     reconciled++;
@@ -246,9 +272,12 @@ public class Reconciler {
                 .call(() -> em.createNativeQuery(sql).getResultList());
     }
 
-    /** Runs the step for each id; one failing is logged and never stops the rest. */
-    private static void eachOf(String step, List<UUID> ids, Consumer<UUID> action) {
+    /** Runs the step for each id until shutdown begins; one failing is logged and never stops the rest. */
+    private void eachOf(String step, List<UUID> ids, Consumer<UUID> action) {
         for (UUID id : ids) {
+            if (loops.stopping()) {
+                return;
+            }
             try {
                 action.accept(id);
             } catch (RuntimeException e) {
