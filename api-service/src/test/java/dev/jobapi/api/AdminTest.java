@@ -38,6 +38,8 @@ class AdminTest extends ApiTestSupport {
                 .body("setBy", equalTo("otto"))
                 .body("setAt", notNullValue());
 
+        // The page draws no button the API would refuse.
+        as(alice).get("/jobs/" + id).then().statusCode(200).body("actions", equalTo(List.of("cancel")));
         requestAttempt(alice, id, "retry-1", "{\"provider\":\"fake-b\"}")
                 .then()
                 .statusCode(409)
@@ -59,6 +61,11 @@ class AdminTest extends ApiTestSupport {
                 .put("/admin/fallback")
                 .then()
                 .statusCode(200);
+        as(alice)
+                .get("/jobs/" + id)
+                .then()
+                .statusCode(200)
+                .body("actions", equalTo(List.of("request_attempt", "cancel")));
         requestAttempt(alice, id, "retry-1", "{\"provider\":\"fake-b\"}").then().statusCode(201);
     }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 
 import io.quarkus.test.junit.QuarkusTest;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** A per-owner daily token budget, from the ledger: no new attempt past it; replays still answer. */
@@ -31,6 +32,8 @@ class BudgetTest extends ApiTestSupport {
                 .body("budgetTokens", equalTo(100))
                 .body("spentTokensToday", equalTo(110))
                 .body("unknownSpendAttemptsToday", equalTo(0));
+        // The page draws no button the API would refuse.
+        as(thrifty).get("/jobs/" + id).then().statusCode(200).body("actions", equalTo(List.of("cancel")));
         requestAttempt(thrifty, id, "retry-1", "{\"provider\":\"fake-b\"}")
                 .then()
                 .statusCode(429)

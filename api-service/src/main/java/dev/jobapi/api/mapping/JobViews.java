@@ -6,6 +6,8 @@ import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.UsageRecord;
+import dev.jobapi.common.budget.DailyBudgets;
+import dev.jobapi.common.fallback.KillSwitch;
 import dev.jobapi.common.job.Job;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
@@ -14,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.BooleanSupplier;
 
 /** Builds Job representations, including the actions the caller may take now. */
 @ApplicationScoped
@@ -25,10 +28,14 @@ public class JobViews {
     public static final String FETCH_OUTPUT = "fetch_output";
 
     private final AttemptRepository attempts;
+    private final KillSwitch killSwitch;
+    private final DailyBudgets budgets;
     private final ObjectMapper mapper;
 
-    JobViews(AttemptRepository attempts, ObjectMapper mapper) {
+    JobViews(AttemptRepository attempts, KillSwitch killSwitch, DailyBudgets budgets, ObjectMapper mapper) {
         this.attempts = attempts;
+        this.killSwitch = killSwitch;
+        this.budgets = budgets;
         this.mapper = mapper;
     }
 
@@ -61,20 +68,27 @@ public class JobViews {
                     job.createdAt(),
                     job.updatedAt(),
                     attemptViews,
-                    actions(job, jobAttempts, caller));
+                    actions(job, jobAttempts, caller, () -> mayStartAnAttempt(job)));
         } catch (JsonProcessingException e) {
             throw new UncheckedIOException("Stored input of job " + job.id() + " is not JSON", e);
         }
     }
 
-    /** The buttons a client may draw, derived from server state and the caller's role only. */
-    static List<String> actions(Job job, List<Attempt> jobAttempts, Caller caller) {
+    /**
+     * The buttons a client may draw, derived from server state and the caller's role only: a button
+     * is offered only when pressing it would be accepted now. {@code attemptMayStart} is asked only
+     * when the job itself would take another attempt (not closed, nothing open), so a job with an
+     * open attempt, the common case, costs no further read.
+     */
+    static List<String> actions(Job job, List<Attempt> jobAttempts, Caller caller, BooleanSupplier attemptMayStart) {
         List<String> actions = new ArrayList<>();
         boolean won = job.winningAttemptId() != null;
         if (!job.state().isTerminal() && !won) {
             boolean anyOpen = jobAttempts.stream().anyMatch(a -> a.state().isOpen());
             if (!anyOpen) {
-                actions.add(REQUEST_ATTEMPT);
+                if (attemptMayStart.getAsBoolean()) {
+                    actions.add(REQUEST_ATTEMPT);
+                }
             } else if (caller.isReviewer()) {
                 actions.add(SUPERSEDE);
             }
@@ -84,5 +98,13 @@ public class JobViews {
             actions.add(FETCH_OUTPUT);
         }
         return actions;
+    }
+
+    /**
+     * What POST /jobs/{id}/attempts checks beyond the job itself: the kill switch is on and the
+     * owner's budget for today is not spent (else 409 fallback-disabled, 429 budget-exceeded).
+     */
+    private boolean mayStartAnAttempt(Job job) {
+        return killSwitch.state().enabled() && budgets.spent(job.ownerId()).isEmpty();
     }
 }
