@@ -255,6 +255,52 @@ class AdminTest extends ApiTestSupport {
         as(otto).get("/jobs/" + id + "/timeline").then().statusCode(200);
     }
 
+    /** One user's retry loop or a long history never makes the timeline a response without bound. */
+    @Test
+    void aRetryLoopLeavesOneReplayAMinuteOnTheTimelineWhichComesInPages() {
+        String id = createJob(alice, "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        for (int i = 0; i < 30; i++) {
+            createJob(alice, "k-1", JOB_BODY).then().statusCode(200);
+        }
+        assertThat(count("SELECT count(*) FROM job_event WHERE kind = 'job.replayed'"))
+                .isEqualTo(1);
+
+        execute("INSERT INTO job_event (job_id, at, kind, detail) SELECT '" + id
+                + "', now(), 'test.filler', 'event ' || n FROM generate_series(1, 1200) n");
+        List<Object> kinds = new java.util.ArrayList<>();
+        String page = "/jobs/" + id + "/timeline";
+        int pages = 0;
+        while (page != null) {
+            io.restassured.response.Response answer = as(alice).get(page);
+            answer.then().statusCode(200);
+            kinds.addAll(answer.jsonPath().getList("kind"));
+            String link = answer.header("Link");
+            page = link == null ? null : link.replaceAll("^<([^>]+)>.*$", "$1");
+            pages++;
+        }
+        assertThat(pages).isEqualTo(3); // 500 + 500 + 203
+        assertThat(kinds).hasSize(1203).startsWith("job.created", "attempt.requested", "job.replayed");
+
+        as(alice)
+                .get("/jobs/" + id + "/timeline?limit=2")
+                .then()
+                .statusCode(200)
+                .header(
+                        "Link",
+                        org.hamcrest.Matchers.matchesPattern(
+                                "</jobs/" + id + "/timeline\\?after=\\d+&limit=2>; ?rel=\"next\""))
+                .body("kind", equalTo(List.of("job.created", "attempt.requested")));
+        as(alice)
+                .get("/jobs/" + id + "/timeline?limit=1001")
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("invalid-query"));
+    }
+
     @Test
     void metricsMoveWithTheWork() {
         double before = metric("jobapi_jobs_created_total");

@@ -35,6 +35,7 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -42,6 +43,8 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A client of the job API. Creates follow the Stripe-SDK model: each intention gets one
@@ -55,6 +58,9 @@ import java.util.function.Supplier;
  * <p>Thread-safe; one instance per base URL and caller.
  */
 public final class JobApiClient {
+
+    /** {@code <target>; rel="next"} in a Link header (RFC 8288), as the API sends it. */
+    private static final Pattern NEXT_LINK = Pattern.compile("<([^>]+)>\\s*;\\s*rel=\"?next\"?");
 
     private static final String IDEMPOTENCY_KEY = "Idempotency-Key";
     private static final String JSON = "application/json";
@@ -130,8 +136,22 @@ public final class JobApiClient {
         return read(get(path.toString()), JobPage.class);
     }
 
+    /** The job's whole timeline in commit order, following the API's pages (Link rel=next). */
     public List<TimelineEvent> timeline(UUID jobId) {
-        return read(get("/jobs/" + jobId + "/timeline"), new TypeReference<>() {});
+        List<TimelineEvent> events = new ArrayList<>();
+        Optional<String> page = Optional.of("/jobs/" + jobId + "/timeline");
+        while (page.isPresent()) {
+            Answer answer = get(page.get());
+            events.addAll(read(answer, new TypeReference<List<TimelineEvent>>() {}));
+            page = answer.header("Link").flatMap(JobApiClient::nextPage);
+        }
+        return events;
+    }
+
+    /** The target of a {@code Link: <target>; rel="next"} header, when it has one. */
+    static Optional<String> nextPage(String link) {
+        Matcher next = NEXT_LINK.matcher(link);
+        return next.find() ? Optional.of(next.group(1)) : Optional.empty();
     }
 
     /** The winning attempt's patch (409 no-output before a winner exists). */

@@ -39,6 +39,7 @@ import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Request;
 import jakarta.ws.rs.core.Response;
+import java.net.URI;
 import java.util.List;
 import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
@@ -60,6 +61,8 @@ public class JobResource {
     static final String IDEMPOTENCY_KEY = "Idempotency-Key";
     static final String REPLAYED = "Idempotent-Replayed";
     private static final int MAX_PAGE = 100;
+    private static final int TIMELINE_PAGE = 500;
+    private static final int MAX_TIMELINE_PAGE = 1000;
 
     private final CurrentCaller currentCaller;
     private final RequestBodies bodies;
@@ -283,15 +286,39 @@ public class JobResource {
     }
 
     /** The job's history in commit order: requests, replays, deliveries, transitions, winner, apply, usage. */
-    @Operation(operationId = "getJobTimeline", summary = "The job's history in commit order")
-    @APIResponse(responseCode = "200", description = "Events")
+    @Operation(
+            operationId = "getJobTimeline",
+            summary = "The job's history in commit order, a page at a time (Link rel=next names the next page)")
+    @APIResponse(
+            responseCode = "200",
+            description = "Events after the event id `after`, at most `limit` (default 500, at most 1000)",
+            content =
+                    @Content(
+                            mediaType = "application/json",
+                            schema = @Schema(type = SchemaType.ARRAY, implementation = AuditLog.Event.class)))
+    @APIResponse(responseCode = "400", description = "invalid-query (after or limit not a whole number in range)")
     @APIResponse(responseCode = "404", description = "job-not-found")
     @GET
     @Path("{id}/timeline")
     @Transactional
-    public List<AuditLog.Event> timeline(@PathParam("id") String id) {
+    public Response timeline(
+            @PathParam("id") String id,
+            @QueryParam("after") String afterValue,
+            @QueryParam("limit") String limitValue) {
         Caller caller = currentCaller.get();
-        return auditLog.timeline(access.visible(caller, jobId(id)).id());
+        long after = QueryValues.whole("after", afterValue, 0, 0, Long.MAX_VALUE);
+        int limit = (int) QueryValues.whole("limit", limitValue, TIMELINE_PAGE, 1, MAX_TIMELINE_PAGE);
+        UUID job = access.visible(caller, jobId(id)).id();
+        List<AuditLog.Event> events = auditLog.timeline(job, after, limit);
+        Response.ResponseBuilder answer = Response.ok(events);
+        if (events.size() == limit) {
+            // Relative, as Location is: never built from the client's Host header.
+            answer.link(
+                    URI.create("/jobs/" + job + "/timeline?after="
+                            + events.get(limit - 1).id() + "&limit=" + limit),
+                    "next");
+        }
+        return answer.build();
     }
 
     @Operation(

@@ -78,7 +78,12 @@ public class AttemptRequests {
                         Problem.IDEMPOTENCY_KEY_REUSED,
                         "Attempt " + earlier.get().id() + " was requested with this key and a different body.");
             }
-            events.record(jobId, earlier.get().id(), "attempt.replayed", "Idempotency-Key " + idempotencyKey);
+            events.recordAtMostOncePer(
+                    JobEvents.REPLAY_WINDOW,
+                    jobId,
+                    earlier.get().id(),
+                    "attempt.replayed",
+                    "Idempotency-Key " + idempotencyKey);
             return new Replayable<>(earlier.get(), false);
         }
         if (supersedeReason != null && !caller.isReviewer()) {

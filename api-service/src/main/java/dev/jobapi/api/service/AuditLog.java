@@ -59,13 +59,15 @@ public class AuditLog {
                 .toList();
     }
 
-    /** The job's events in the order they committed. */
+    /** The job's events in the order they committed, from the one after {@code after} on, {@code limit} at most. */
     @Transactional
-    public List<Event> timeline(UUID jobId) {
+    public List<Event> timeline(UUID jobId, long after, int limit) {
         @SuppressWarnings("unchecked")
-        List<Object[]> rows = em.createNativeQuery(
-                        "SELECT id, at, kind, attempt_id, detail FROM job_event WHERE job_id = ?1 ORDER BY id")
+        List<Object[]> rows = em.createNativeQuery("SELECT id, at, kind, attempt_id, detail FROM job_event"
+                        + " WHERE job_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3")
                 .setParameter(1, jobId)
+                .setParameter(2, after)
+                .setParameter(3, limit)
                 .getResultList();
         return rows.stream()
                 .map(r -> new Event(

@@ -78,7 +78,8 @@ public class JobIntake {
                     Problem.IDEMPOTENCY_KEY_REUSED,
                     "Job " + existing.id() + " was created with this key and a different body.");
         }
-        events.record(existing.id(), null, "job.replayed", "Idempotency-Key " + idempotencyKey);
+        events.recordAtMostOncePer(
+                JobEvents.REPLAY_WINDOW, existing.id(), null, "job.replayed", "Idempotency-Key " + idempotencyKey);
         return Optional.of(new Replayable<>(views.of(existing, caller), false));
     }
 

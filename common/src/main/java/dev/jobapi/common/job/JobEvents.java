@@ -5,6 +5,8 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
@@ -14,6 +16,9 @@ import java.util.UUID;
  */
 @ApplicationScoped
 public class JobEvents {
+
+    /** A job's timeline lists at most one replay of the job, and one per attempt, in this window. */
+    public static final Duration REPLAY_WINDOW = Duration.ofMinutes(1);
 
     private final EntityManager em;
     private final Clock clock;
@@ -29,6 +34,26 @@ public class JobEvents {
     @Transactional(Transactional.TxType.MANDATORY)
     public void record(UUID jobId, UUID attemptId, String kind, String detail) {
         record(jobId, List.of(new Event(attemptId, kind, detail)));
+    }
+
+    /**
+     * Appends the event unless the job's newest event of this kind (for this attempt) is younger
+     * than {@code window}: for what a client can repeat at will, replays, so a retry loop leaves a
+     * bounded trace on the timeline (the replay counters still count every one).
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public void recordAtMostOncePer(Duration window, UUID jobId, UUID attemptId, String kind, String detail) {
+        Instant now = clock.instant();
+        em.createNativeQuery("INSERT INTO job_event (job_id, attempt_id, at, kind, detail)"
+                        + " SELECT ?1, ?2, ?3, ?4, ?5 WHERE NOT EXISTS (SELECT 1 FROM job_event WHERE job_id = ?1"
+                        + " AND attempt_id IS NOT DISTINCT FROM ?2 AND kind = ?4 AND at > ?6)")
+                .setParameter(1, jobId)
+                .setParameter(2, attemptId)
+                .setParameter(3, now)
+                .setParameter(4, kind)
+                .setParameter(5, StoredText.of(detail))
+                .setParameter(6, now.minus(window))
+                .executeUpdate();
     }
 
     /** Appends the events in order, in one statement. */
