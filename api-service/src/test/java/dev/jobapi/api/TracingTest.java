@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.rabbitmq.client.GetResponse;
 import dev.jobapi.common.message.AttemptTopology;
+import dev.jobapi.common.testing.SpanTree;
 import dev.jobapi.common.tracing.TraceAttributes;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
@@ -71,6 +72,10 @@ class TracingTest extends ApiTestSupport {
         assertThat(headers).containsKey("traceparent");
         assertThat(headers.get("traceparent").toString())
                 .isEqualTo("00-" + post.getTraceId() + "-" + publish.getSpanId() + "-01");
+        // The rendering docs/trace-example.md shows.
+        System.out.println(SpanTree.render(spans.getFinishedSpanItems().stream()
+                .filter(span -> span.getTraceId().equals(post.getTraceId()))
+                .toList()));
     }
 
     private SpanData span(String name) {

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.rabbitmq.client.AMQP;
 import dev.jobapi.common.message.AttemptTopology;
+import dev.jobapi.common.testing.SpanTree;
 import dev.jobapi.common.tracing.TraceAttributes;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
@@ -88,6 +89,8 @@ class TracingTest extends WorkerTestSupport {
         assertThat(apply.getAttributes().get(TraceAttributes.APPLY_KEY))
                 .isEqualTo(text("SELECT idem_key FROM applied_patch WHERE job_id = '" + job + "'"));
         assertThat(apply.getAttributes().get(TraceAttributes.APPLY_TARGET)).contains(job.toString());
+        // The rendering docs/trace-example.md shows.
+        System.out.println(SpanTree.render(inTrace()));
     }
 
     private List<SpanData> inTrace() {
