@@ -100,7 +100,7 @@ public class Tracing {
     }
 
     private static <T> T run(Span span, Work<T> work) {
-        try (Scope ignored = span.makeCurrent()) {
+        try (Scope ignored = makeCurrent(span)) {
             return work.run(span);
         } catch (RuntimeException | Error failure) {
             failed(span, failure);
@@ -108,6 +108,14 @@ public class Tracing {
         } finally {
             span.end();
         }
+    }
+
+    /**
+     * Makes the span current, unless it names no trace (tracing off and nothing upstream traced):
+     * a current context puts its trace id into every log line's MDC, and all zeros say nothing.
+     */
+    public static Scope makeCurrent(Span span) {
+        return span.getSpanContext().isValid() ? span.makeCurrent() : Scope.noop();
     }
 
     /** Marks a span failed by {@code failure}. */

@@ -272,7 +272,7 @@ public class AttemptConsumer {
                     .setAttribute(TraceAttributes.MESSAGING_SYSTEM, "rabbitmq")
                     .setAttribute(TraceAttributes.MESSAGING_DESTINATION, AttemptTopology.QUEUE)
                     .setAttribute(TraceAttributes.MESSAGING_OPERATION, "process");
-            try (Scope ignored = span.makeCurrent()) {
+            try (Scope ignored = Tracing.makeCurrent(span)) {
                 work(span);
             } finally {
                 span.end();
