@@ -3,6 +3,7 @@ package dev.jobapi.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.rabbitmq.client.GetResponse;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.service.JobIntake;
 import dev.jobapi.common.message.AttemptTopology;
@@ -13,7 +14,9 @@ import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -42,6 +45,21 @@ class OutboxRelayTest extends ApiTestSupport {
         });
         await().atMost(Duration.ofSeconds(5))
                 .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL") == 1);
+    }
+
+    @Test
+    void withNoCollectorConfiguredTracingIsOffAndTheRowKeepsNoTrace() {
+        // This profile names no OTLP endpoint, as bin/dev up does not: the SDK stays disabled.
+        assertThat(ConfigProvider.getConfig().getValue("quarkus.otel.sdk.disabled", Boolean.class))
+                .isTrue();
+        createJob(Tokens.user("alice"), "k-untraced", JOB_BODY).then().statusCode(201);
+        assertThat(count("SELECT count(*) FROM outbox WHERE traceparent IS NULL"))
+                .isEqualTo(1);
+        GetResponse message = await().atMost(Duration.ofSeconds(10))
+                .until(
+                        () -> broker.withChannel(channel -> channel.basicGet(AttemptTopology.QUEUE, true)),
+                        Objects::nonNull);
+        assertThat(message.getProps().getHeaders()).doesNotContainKey("traceparent");
     }
 
     @Test

@@ -5,6 +5,12 @@ import dev.jobapi.common.health.LoopHeartbeats;
 import dev.jobapi.common.message.AttemptMessage;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.message.ConfirmedPublisher;
+import dev.jobapi.common.tracing.TraceAttributes;
+import dev.jobapi.common.tracing.TraceParent;
+import dev.jobapi.common.tracing.Tracing;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Context;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -13,6 +19,7 @@ import jakarta.enterprise.event.Observes;
 import jakarta.persistence.EntityManager;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Semaphore;
@@ -40,6 +47,9 @@ public class OutboxRelay {
     /** The relay thread's name and its heartbeat's. */
     private static final String LOOP = "outbox-relay";
 
+    /** The span of one row's publish (OpenTelemetry's messaging convention: operation, destination). */
+    static final String PUBLISH_SPAN = "publish " + AttemptTopology.EXCHANGE;
+
     /** The longest pause between two tries of a batch the broker keeps refusing. */
     private static final Duration LONGEST_BACKOFF = Duration.ofSeconds(10);
 
@@ -48,6 +58,7 @@ public class OutboxRelay {
     private final JobApiConfig config;
     private final Clock clock;
     private final LoopHeartbeats heartbeats;
+    private final Tracing tracing;
     private final Semaphore wakeups = new Semaphore(0);
     private volatile boolean running;
     private Thread thread;
@@ -57,8 +68,10 @@ public class OutboxRelay {
             EntityManager em,
             JobApiConfig config,
             Clock clock,
-            LoopHeartbeats heartbeats) {
+            LoopHeartbeats heartbeats,
+            Tracing tracing) {
         this.publisher = publisher;
+        this.tracing = tracing;
         this.heartbeats = heartbeats;
         this.em = em;
         this.config = config;
@@ -151,23 +164,32 @@ public class OutboxRelay {
     Batch relayOneBatch() {
         return QuarkusTransaction.requiringNew().call(() -> {
             @SuppressWarnings("unchecked")
-            List<Object[]> rows = em.createNativeQuery("SELECT id, attempt_id, job_id FROM outbox WHERE sent_at IS NULL"
-                            + " ORDER BY id LIMIT ?1 FOR UPDATE SKIP LOCKED")
+            List<Object[]> rows = em.createNativeQuery(
+                            "SELECT id, attempt_id, job_id, traceparent, tracestate FROM outbox WHERE sent_at IS NULL"
+                                    + " ORDER BY id LIMIT ?1 FOR UPDATE SKIP LOCKED")
                     .setParameter(1, config.outbox().batchSize())
                     .getResultList();
             if (rows.isEmpty()) {
                 return Batch.DONE;
             }
             Long[] ids = rows.stream().map(row -> ((Number) row[0]).longValue()).toArray(Long[]::new);
-            List<String> bodies = rows.stream()
-                    .map(row -> new AttemptMessage((UUID) row[1], (UUID) row[2]).toJson())
-                    .toList();
+            List<Span> spans = rows.stream().map(this::publishSpan).toList();
+            List<ConfirmedPublisher.Traced> messages = new ArrayList<>();
+            for (int i = 0; i < rows.size(); i++) {
+                Object[] row = rows.get(i);
+                messages.add(new ConfirmedPublisher.Traced(
+                        new AttemptMessage((UUID) row[1], (UUID) row[2]).toJson(),
+                        Context.root().with(spans.get(i))));
+            }
             try {
-                publisher.publish(AttemptTopology.EXCHANGE, AttemptTopology.ROUTING_KEY, bodies);
+                publisher.publishTraced(AttemptTopology.EXCHANGE, AttemptTopology.ROUTING_KEY, messages);
             } catch (RuntimeException notSent) {
+                spans.forEach(span -> Tracing.failed(span, notSent));
+                spans.forEach(Span::end);
                 recordFailure(ids, notSent);
                 return Batch.NOT_SENT;
             }
+            spans.forEach(Span::end);
             em.createNativeQuery("UPDATE outbox SET sent_at = ?1, publish_attempts = publish_attempts + 1"
                             + " WHERE id = ANY(?2)")
                     .setParameter(1, clock.instant())
@@ -175,6 +197,15 @@ public class OutboxRelay {
                     .executeUpdate();
             return rows.size() == config.outbox().batchSize() ? Batch.FULL : Batch.DONE;
         });
+    }
+
+    /** The producer span of one row's publish: a child of the trace the row kept. */
+    private Span publishSpan(Object[] row) {
+        Context stored = tracing.resume(new TraceParent((String) row[3], (String) row[4]));
+        return tracing.start(PUBLISH_SPAN, SpanKind.PRODUCER, stored, (UUID) row[2], (UUID) row[1])
+                .setAttribute(TraceAttributes.MESSAGING_SYSTEM, "rabbitmq")
+                .setAttribute(TraceAttributes.MESSAGING_DESTINATION, AttemptTopology.EXCHANGE)
+                .setAttribute(TraceAttributes.MESSAGING_OPERATION, "send");
     }
 
     private void recordFailure(Long[] outboxIds, Exception failure) {

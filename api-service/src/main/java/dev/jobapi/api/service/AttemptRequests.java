@@ -10,6 +10,8 @@ import dev.jobapi.common.fallback.KillSwitch;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.message.OutboxWriter;
+import dev.jobapi.common.tracing.Tracing;
+import io.opentelemetry.api.trace.Span;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 import java.time.Clock;
@@ -127,6 +129,7 @@ public class AttemptRequests {
         Attempt attempt = Attempt.starting(jobId, provider, idempotencyKey, requestDigest, now);
         attempts.persist(attempt);
         outbox.announce(attempt);
+        Tracing.name(Span.current(), jobId, attempt.id());
         events.record(jobId, attempt.id(), "attempt.requested", "provider " + provider + " by " + caller.subject());
         return new Replayable<>(attempt, true);
     }

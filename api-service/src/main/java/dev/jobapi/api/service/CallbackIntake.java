@@ -8,6 +8,7 @@ import dev.jobapi.common.callback.ProviderCallback;
 import dev.jobapi.common.callback.ProviderCallbacks;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.message.OutboxWriter;
+import dev.jobapi.common.tracing.Tracing;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 import java.time.Clock;
@@ -16,6 +17,10 @@ import java.time.Clock;
  * Takes in a verified provider callback (docs/design.md, rule 5): stores it in the inbox and
  * announces its attempt through the outbox, so a worker reconciles the attempt from it at once, by
  * the same path as a lookup at the provider. Nothing is decided here.
+ *
+ * <p>The callback arrives in a trace of its own (the provider's request); its span links to the
+ * trace of the request that made the attempt, found in the attempt's outbox row, and the worker's
+ * reconciliation continues the callback's trace.
  */
 @ApplicationScoped
 public class CallbackIntake {
@@ -25,13 +30,16 @@ public class CallbackIntake {
     private final OutboxWriter outbox;
     private final JobEvents events;
     private final Clock clock;
+    private final Tracing tracing;
 
     CallbackIntake(
             AttemptRepository attempts,
             ProviderCallbacks callbacks,
             OutboxWriter outbox,
             JobEvents events,
-            Clock clock) {
+            Clock clock,
+            Tracing tracing) {
+        this.tracing = tracing;
         this.attempts = attempts;
         this.callbacks = callbacks;
         this.outbox = outbox;
@@ -50,16 +58,19 @@ public class CallbackIntake {
                 .orElseThrow(() -> new ProblemException(
                         Problem.ATTEMPT_NOT_FOUND,
                         "Provider '" + callback.provider() + "' has no attempt " + callback.attemptId() + "."));
-        if (!callbacks.store(callback, clock.instant())) {
-            return false;
-        }
-        outbox.announce(attempt);
-        events.record(
-                attempt.jobId(),
-                attempt.id(),
-                "callback.received",
-                "signed " + callback.signedAt() + ", remote id " + callback.remoteId()
-                        + (callback.promptTokens() == null ? ", no usage reported" : ""));
-        return true;
+        return tracing.inLinkedSpan(
+                "callback.accept", attempt.jobId(), attempt.id(), outbox.traceOf(attempt.id()), span -> {
+                    if (!callbacks.store(callback, clock.instant())) {
+                        return false;
+                    }
+                    outbox.announce(attempt);
+                    events.record(
+                            attempt.jobId(),
+                            attempt.id(),
+                            "callback.received",
+                            "signed " + callback.signedAt() + ", remote id " + callback.remoteId()
+                                    + (callback.promptTokens() == null ? ", no usage reported" : ""));
+                    return true;
+                });
     }
 }

@@ -11,6 +11,8 @@ import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.job.JobRepository;
 import dev.jobapi.common.message.OutboxWriter;
+import dev.jobapi.common.tracing.Tracing;
+import io.opentelemetry.api.trace.Span;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
@@ -137,6 +139,8 @@ public class JobIntake {
         Attempt first = Attempt.starting(job.id(), provider, null, null, now);
         attempts.persist(first);
         outbox.announce(first);
+        // The request's server span names what it made, as every span of this job's trace does.
+        Tracing.name(Span.current(), job.id(), first.id());
         events.record(
                 job.id(),
                 List.of(

@@ -2,11 +2,14 @@ package dev.jobapi.common.message;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.ReturnCallback;
+import dev.jobapi.common.tracing.Tracing;
+import io.opentelemetry.context.Context;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -17,6 +20,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * message. A message the broker returns (no queue bound: the queue was deleted) or nacks is not
  * sent, and the caller keeps it. RabbitMQ sends a return before the confirm of the same message, so
  * once the confirms are in, every return is too.
+ *
+ * <p>Each message carries the trace context it was published in ({@code traceparent} in its
+ * headers), so the worker's spans join the trace of the request that made the attempt.
  */
 @ApplicationScoped
 public class ConfirmedPublisher {
@@ -24,10 +30,15 @@ public class ConfirmedPublisher {
     private static final Duration CONFIRM_TIMEOUT = Duration.ofSeconds(10);
 
     private final BrokerConnection broker;
+    private final Tracing tracing;
 
-    ConfirmedPublisher(BrokerConnection broker) {
+    ConfirmedPublisher(BrokerConnection broker, Tracing tracing) {
         this.broker = broker;
+        this.tracing = tracing;
     }
+
+    /** A message body and the trace context its headers carry (the span its publish belongs to). */
+    public record Traced(String body, Context trace) {}
 
     /** One message to the work queue, through its exchange. */
     public void toWorkQueue(String body) {
@@ -40,20 +51,39 @@ public class ConfirmedPublisher {
     }
 
     /**
-     * Publishes the bodies in order and waits for the broker's confirms.
+     * Publishes the bodies in order, in the current trace context, and waits for the broker's
+     * confirms.
      *
      * @throws NotRouted when the broker returned any of them (nothing bound) or nacked them
      */
     public void publish(String exchange, String routingKey, List<String> bodies) {
-        AMQP.BasicProperties json = new AMQP.BasicProperties.Builder()
-                .contentType("application/json")
-                .build();
+        Context current = Context.current();
+        publishTraced(
+                exchange,
+                routingKey,
+                bodies.stream().map(body -> new Traced(body, current)).toList());
+    }
+
+    /**
+     * {@link #publish}, each message in a trace context of its own (the outbox relay's: each row
+     * continues the trace that wrote it).
+     */
+    public void publishTraced(String exchange, String routingKey, List<Traced> messages) {
         send(
                 exchange,
                 routingKey,
-                bodies.stream()
-                        .map(body -> new Outgoing(json, body.getBytes(StandardCharsets.UTF_8)))
+                messages.stream()
+                        .map(message -> new Outgoing(
+                                json(message.trace()), message.body().getBytes(StandardCharsets.UTF_8)))
                         .toList());
+    }
+
+    private AMQP.BasicProperties json(Context trace) {
+        Map<String, Object> headers = tracing.headers(trace);
+        return new AMQP.BasicProperties.Builder()
+                .contentType("application/json")
+                .headers(headers.isEmpty() ? null : headers)
+                .build();
     }
 
     private record Outgoing(AMQP.BasicProperties properties, byte[] body) {}

@@ -12,9 +12,14 @@ import dev.jobapi.common.message.AttemptMessage;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.message.BrokerConnection;
 import dev.jobapi.common.message.ConfirmedPublisher;
+import dev.jobapi.common.tracing.TraceAttributes;
+import dev.jobapi.common.tracing.Tracing;
 import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptPipeline;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Scope;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -53,6 +58,9 @@ import org.jboss.logging.MDC;
  *       finish.
  *   <li>A consumer the broker cancelled (its queue deleted) or a closed connection is noticed by a
  *       loop that declares the topology again and subscribes again.
+ *   <li>A delivery is a consumer span whose parent is the trace context in the message's headers
+ *       ({@code traceparent}, put there by the publish): the pipeline's spans and the ack join the
+ *       trace of the request that made the attempt.
  * </ul>
  */
 @ApplicationScoped
@@ -63,6 +71,11 @@ public class AttemptConsumer {
     /** The subscription loop's scheduler identity and heartbeat name. */
     private static final String LOOP = "attempt-consumer";
 
+    /** The span of one delivery (OpenTelemetry's messaging convention: operation, destination). */
+    static final String PROCESS_SPAN = "process " + AttemptTopology.QUEUE;
+
+    static final String ACK_SPAN = "message.ack";
+
     private final AttemptPipeline pipeline;
     private final AttemptWork work;
     private final DelayQueue delayQueue;
@@ -71,6 +84,7 @@ public class AttemptConsumer {
     private final BackgroundLoops loops;
     private final ObjectMapper mapper;
     private final WorkerConfig.Worker config;
+    private final Tracing tracing;
     private final AtomicInteger inFlight = new AtomicInteger();
 
     private ThreadPoolExecutor workers;
@@ -87,7 +101,9 @@ public class AttemptConsumer {
             BrokerConnection broker,
             BackgroundLoops loops,
             ObjectMapper mapper,
-            WorkerConfig config) {
+            WorkerConfig config,
+            Tracing tracing) {
+        this.tracing = tracing;
         this.pipeline = pipeline;
         this.work = work;
         this.delayQueue = delayQueue;
@@ -223,7 +239,7 @@ public class AttemptConsumer {
 
         @Override
         public void handleDelivery(String tag, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
-            Delivery delivery = new Delivery(getChannel(), envelope, body);
+            Delivery delivery = new Delivery(getChannel(), envelope, properties, body);
             if (draining) {
                 delivery.handBack(); // arrived between the cancel and its confirmation
             } else {
@@ -251,17 +267,33 @@ public class AttemptConsumer {
     private final class Delivery implements Runnable {
         private final Channel channel;
         private final Envelope envelope;
+        private final AMQP.BasicProperties properties;
         private final String body;
 
-        Delivery(Channel channel, Envelope envelope, byte[] body) {
+        Delivery(Channel channel, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
             this.channel = channel;
             this.envelope = envelope;
+            this.properties = properties;
             this.body = new String(body, StandardCharsets.UTF_8);
         }
 
         @Override
         public void run() {
             inFlight.incrementAndGet();
+            Span span = tracing.start(
+                            PROCESS_SPAN, SpanKind.CONSUMER, tracing.fromHeaders(properties.getHeaders()), null, null)
+                    .setAttribute(TraceAttributes.MESSAGING_SYSTEM, "rabbitmq")
+                    .setAttribute(TraceAttributes.MESSAGING_DESTINATION, AttemptTopology.QUEUE)
+                    .setAttribute(TraceAttributes.MESSAGING_OPERATION, "process");
+            try (Scope ignored = Tracing.makeCurrent(span)) {
+                work(span);
+            } finally {
+                span.end();
+                inFlight.decrementAndGet();
+            }
+        }
+
+        private void work(Span span) {
             AttemptMessage message;
             try {
                 message = mapper.readValue(body, AttemptMessage.class);
@@ -271,23 +303,28 @@ public class AttemptConsumer {
             } catch (IOException | RuntimeException unreadable) {
                 // Not an attempt message: no delivery will ever make sense of it.
                 LOG.errorf("Dead-lettering a message that is not an attempt message (%s): %.200s", unreadable, body);
+                Tracing.failed(span, unreadable);
                 deadLetter();
-                inFlight.decrementAndGet();
                 return;
             }
+            Tracing.name(span, message.jobId(), message.attemptId());
             MDC.put("attemptId", String.valueOf(message.attemptId()));
             MDC.put("jobId", String.valueOf(message.jobId()));
             try {
                 if (pipeline.process(message, envelope.isRedeliver()) == AttemptPipeline.Disposition.PARK) {
-                    delayQueue.park(body);
+                    delayQueue.park(body); // in this span: the parked copy carries the trace on
                 }
-                settle(() -> channel.basicAck(envelope.getDeliveryTag(), false));
+                tracing.runInSpan(
+                        ACK_SPAN,
+                        message.jobId(),
+                        message.attemptId(),
+                        () -> settle(() -> channel.basicAck(envelope.getDeliveryTag(), false)));
             } catch (Throwable failure) { // an Error too: the message must not be lost with the thread's task
+                Tracing.failed(span, failure);
                 failed(message, failure);
             } finally {
                 MDC.remove("attemptId");
                 MDC.remove("jobId");
-                inFlight.decrementAndGet();
             }
         }
 

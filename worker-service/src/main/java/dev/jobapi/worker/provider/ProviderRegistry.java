@@ -20,6 +20,7 @@ public class ProviderRegistry {
     private static final Logger LOG = Logger.getLogger(ProviderRegistry.class);
 
     private final Map<String, ModelProvider> providers = new TreeMap<>();
+    private final Map<String, String> models = new TreeMap<>();
 
     ProviderRegistry(WorkerConfig config, ObjectMapper mapper, Clock clock) {
         config.provider()
@@ -30,7 +31,13 @@ public class ProviderRegistry {
                                     name, settings, config.providers(), mapper, clock);
                             case ANTHROPIC -> new AnthropicProvider(name, settings, config.providers(), mapper, clock);
                         }));
+        config.provider().forEach((name, settings) -> models.put(name, settings.model()));
         LOG.infof("Providers configured: %s", providers.keySet());
+    }
+
+    /** The model the provider {@code name} is asked for; empty when the worker does not configure it. */
+    public Optional<String> model(String name) {
+        return Optional.ofNullable(models.get(name));
     }
 
     /**

@@ -89,9 +89,16 @@ public class AttemptWork {
         return counted.isEmpty() ? 0 : ((Number) counted.get(0)).intValue();
     }
 
-    /** Announces the attempt again through the outbox (the claim is conditional: a second message is harmless). */
+    /**
+     * Announces the attempt again through the outbox (the claim is conditional: a second message is
+     * harmless). The new row keeps the trace its first row kept, so the message it becomes continues
+     * the trace of the request that made the attempt.
+     */
     public void reannounce(UUID attemptId, UUID jobId, Instant now) {
-        em.createNativeQuery("INSERT INTO outbox (attempt_id, job_id, created_at) VALUES (?1, ?2, ?3)")
+        em.createNativeQuery("INSERT INTO outbox (attempt_id, job_id, created_at, traceparent, tracestate)"
+                        + " SELECT ?1, ?2, ?3, first.traceparent, first.tracestate"
+                        + " FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT traceparent, tracestate FROM outbox"
+                        + " WHERE attempt_id = ?1 AND traceparent IS NOT NULL ORDER BY id LIMIT 1) first ON true")
                 .setParameter(1, attemptId)
                 .setParameter(2, jobId)
                 .setParameter(3, now)

@@ -9,12 +9,15 @@ import dev.jobapi.common.attempt.Generation;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.job.JobState;
+import dev.jobapi.common.tracing.TraceAttributes;
+import dev.jobapi.common.tracing.Tracing;
 import dev.jobapi.worker.apply.Applier;
 import dev.jobapi.worker.apply.ApplyRefused;
 import dev.jobapi.worker.apply.ApplyTarget;
 import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
+import io.opentelemetry.api.trace.Span;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Optional;
 import java.util.UUID;
@@ -34,8 +37,10 @@ public class ApplyStep {
 
     private static final Logger LOG = Logger.getLogger(ApplyStep.class);
 
+    static final String APPLY_SPAN = "attempt.apply";
+
     /** A reserved apply still to be made on a target outside the database. */
-    public record Plan(ApplyKey key, ApplyTarget target, byte[] patch, boolean alreadyApplied) {}
+    public record Plan(ApplyKey key, ApplyTarget target, String scope, byte[] patch, boolean alreadyApplied) {}
 
     private final AttemptSteps steps;
     private final AttemptRepository attempts;
@@ -46,6 +51,7 @@ public class ApplyStep {
     private final WorkerMetrics metrics;
     private final WorkerConfig config;
     private final ObjectMapper mapper;
+    private final Tracing tracing;
 
     ApplyStep(
             AttemptSteps steps,
@@ -56,7 +62,9 @@ public class ApplyStep {
             JobEvents events,
             WorkerMetrics metrics,
             WorkerConfig config,
-            ObjectMapper mapper) {
+            ObjectMapper mapper,
+            Tracing tracing) {
+        this.tracing = tracing;
         this.steps = steps;
         this.attempts = attempts;
         this.work = work;
@@ -93,15 +101,23 @@ public class ApplyStep {
                 reserved ? "apply.reserved" : "apply.key_exists",
                 "key " + key + (reserved ? ", scope " + scope : applied ? ", already applied" : ", outcome unknown"));
         if (!applier.appliesInTheDatabase()) {
-            return new Plan(key, target, generation.patch(), applied);
+            return new Plan(key, target, scope, generation.patch(), applied);
         }
-        if (applied) {
-            step.afterCommit(metrics::duplicateApplyPrevented);
-        } else {
-            markApplied(step, key, applier.apply(key, generation.patch(), target), false);
-        }
+        tracing.runInSpan(APPLY_SPAN, job.id(), attempt.id(), () -> {
+            describe(Span.current(), key, scope);
+            if (applied) {
+                step.afterCommit(metrics::duplicateApplyPrevented);
+            } else {
+                markApplied(step, key, applier.apply(key, generation.patch(), target), false);
+            }
+        });
         complete(step);
         return null;
+    }
+
+    private static void describe(Span span, ApplyKey key, String scope) {
+        span.setAttribute(TraceAttributes.APPLY_TARGET, scope);
+        span.setAttribute(TraceAttributes.APPLY_KEY, key.toString());
     }
 
     /**
@@ -112,6 +128,13 @@ public class ApplyStep {
         if (plan == null) {
             return;
         }
+        tracing.runInSpan(APPLY_SPAN, plan.target().jobId(), attemptId, () -> {
+            describe(Span.current(), plan.key(), plan.scope());
+            applyOnTarget(attemptId, plan);
+        });
+    }
+
+    private void applyOnTarget(UUID attemptId, Plan plan) {
         String targetRef = null;
         boolean foundOnTarget = false;
         if (!plan.alreadyApplied()) {

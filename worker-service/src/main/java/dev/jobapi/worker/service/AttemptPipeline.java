@@ -1,10 +1,14 @@
 package dev.jobapi.worker.service;
 
 import dev.jobapi.common.message.AttemptMessage;
+import dev.jobapi.common.tracing.TraceAttributes;
+import dev.jobapi.common.tracing.Tracing;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import dev.jobapi.worker.provider.ProviderRegistry;
 import dev.jobapi.worker.service.ClaimStep.Decision;
+import io.opentelemetry.api.trace.Span;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.Locale;
 import java.util.UUID;
 
 /**
@@ -13,6 +17,10 @@ import java.util.UUID;
  * Claim (with the provider request); call the provider once; record the answer, elect the winner
  * and reserve its apply in one step; apply on the target (git) and mark it applied. An apply to the
  * database needs no last step: it commits with the election.
+ *
+ * <p>Each step is a span of the delivery's trace (docs/trace-example.md): {@value #CLAIM_SPAN},
+ * {@value #PROVIDER_SPAN} here, {@code attempt.record}, {@code attempt.elect} and {@code
+ * attempt.apply} in their steps.
  */
 @ApplicationScoped
 public class AttemptPipeline {
@@ -25,6 +33,9 @@ public class AttemptPipeline {
         PARK
     }
 
+    static final String CLAIM_SPAN = "attempt.claim";
+    static final String PROVIDER_SPAN = "provider.call";
+
     private final AttemptSteps steps;
     private final AttemptOutcomes outcomes;
     private final ClaimStep claim;
@@ -35,6 +46,7 @@ public class AttemptPipeline {
     private final ProviderRegistry providers;
     private final LeaseKeeper leases;
     private final WorkerMetrics metrics;
+    private final Tracing tracing;
 
     AttemptPipeline(
             AttemptSteps steps,
@@ -46,7 +58,9 @@ public class AttemptPipeline {
             Reconciliation reconciliation,
             ProviderRegistry providers,
             LeaseKeeper leases,
-            WorkerMetrics metrics) {
+            WorkerMetrics metrics,
+            Tracing tracing) {
+        this.tracing = tracing;
         this.steps = steps;
         this.outcomes = outcomes;
         this.claim = claim;
@@ -66,7 +80,12 @@ public class AttemptPipeline {
      */
     public Disposition process(AttemptMessage message, boolean redelivered) {
         UUID attemptId = message.attemptId();
-        Decision decision = steps.run(attemptId, Decision.NOTHING, step -> claim.decide(step, redelivered));
+        UUID jobId = message.jobId();
+        Decision decision = tracing.inSpan(CLAIM_SPAN, jobId, attemptId, span -> {
+            Decision decided = steps.run(attemptId, Decision.NOTHING, step -> claim.decide(step, redelivered));
+            span.setAttribute(TraceAttributes.CLAIM_NEXT, decided.next().name().toLowerCase(Locale.ROOT));
+            return decided;
+        });
         switch (decision.next()) {
             case NOTHING -> {}
             case PARK -> {
@@ -75,11 +94,19 @@ public class AttemptPipeline {
             case CALL -> {
                 var request = decision.request();
                 // The one provider call of this attempt; nothing below ever calls it again.
-                ProviderOutcome outcome = leases.whileHeld(
-                        attemptId,
-                        () -> metrics.timeProviderCall(
-                                request.provider(),
-                                () -> providers.forName(request.provider()).generate(request)));
+                ProviderOutcome outcome = tracing.inSpan(PROVIDER_SPAN, jobId, attemptId, span -> {
+                    span.setAttribute(TraceAttributes.PROVIDER, request.provider());
+                    providers
+                            .model(request.provider())
+                            .ifPresent(model -> span.setAttribute(TraceAttributes.MODEL, model));
+                    ProviderOutcome answered = leases.whileHeld(
+                            attemptId,
+                            () -> metrics.timeProviderCall(
+                                    request.provider(),
+                                    () -> providers.forName(request.provider()).generate(request)));
+                    describe(span, answered);
+                    return answered;
+                });
                 record.recordElectAndApply(attemptId, outcome);
             }
             case ELECT -> election.electAndApply(attemptId);
@@ -87,6 +114,24 @@ public class AttemptPipeline {
             case RECONCILE -> reconciliation.reconcile(attemptId);
         }
         return Disposition.DONE;
+    }
+
+    /** What the provider call came to, with the tokens the provider reported, on its span. */
+    private static void describe(Span span, ProviderOutcome outcome) {
+        ProviderOutcome.Usage usage = null;
+        if (outcome instanceof ProviderOutcome.Completed completed) {
+            span.setAttribute(TraceAttributes.OUTCOME, "completed");
+            usage = completed.usage();
+        } else if (outcome instanceof ProviderOutcome.Failed failed) {
+            span.setAttribute(TraceAttributes.OUTCOME, "failed");
+            usage = failed.usage();
+        } else {
+            span.setAttribute(TraceAttributes.OUTCOME, "unknown");
+        }
+        if (usage != null) {
+            span.setAttribute(TraceAttributes.TOKENS_IN, (long) usage.promptTokens());
+            span.setAttribute(TraceAttributes.TOKENS_OUT, (long) usage.completionTokens());
+        }
     }
 
     /**

@@ -7,6 +7,8 @@ import dev.jobapi.common.attempt.Generation;
 import dev.jobapi.common.attempt.UsageSource;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEvents;
+import dev.jobapi.common.tracing.TraceAttributes;
+import dev.jobapi.common.tracing.Tracing;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Optional;
@@ -27,6 +29,7 @@ public class ElectionStep {
     private final ApplyStep apply;
     private final JobEvents events;
     private final WorkerMetrics metrics;
+    private final Tracing tracing;
 
     ElectionStep(
             AttemptRepository attempts,
@@ -34,7 +37,9 @@ public class ElectionStep {
             AttemptSteps steps,
             ApplyStep apply,
             JobEvents events,
-            WorkerMetrics metrics) {
+            WorkerMetrics metrics,
+            Tracing tracing) {
+        this.tracing = tracing;
         this.attempts = attempts;
         this.outcomes = outcomes;
         this.steps = steps;
@@ -49,6 +54,14 @@ public class ElectionStep {
      * @return true when the attempt is the job's winner and its apply is still to do
      */
     boolean elect(Loaded step) {
+        return tracing.inSpan("attempt.elect", step.job().id(), step.attempt().id(), span -> {
+            boolean won = decide(step);
+            span.setAttribute(TraceAttributes.ELECTED, won);
+            return won;
+        });
+    }
+
+    private boolean decide(Loaded step) {
         Attempt attempt = step.attempt();
         Job job = step.job();
         boolean resolvedUnknown = attempt.state() == AttemptState.UNKNOWN && !attempt.quarantined();

@@ -4,6 +4,8 @@ import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.digest.Sha256;
 import dev.jobapi.common.job.JobEvents;
+import dev.jobapi.common.tracing.TraceAttributes;
+import dev.jobapi.common.tracing.Tracing;
 import dev.jobapi.worker.fallback.AutomaticFallback;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import dev.jobapi.worker.repository.AttemptWork;
@@ -31,6 +33,7 @@ public class RecordStep {
     private final ApplyStep apply;
     private final AutomaticFallback fallback;
     private final JobEvents events;
+    private final Tracing tracing;
 
     RecordStep(
             AttemptSteps steps,
@@ -39,7 +42,9 @@ public class RecordStep {
             ElectionStep election,
             ApplyStep apply,
             AutomaticFallback fallback,
-            JobEvents events) {
+            JobEvents events,
+            Tracing tracing) {
+        this.tracing = tracing;
         this.steps = steps;
         this.work = work;
         this.outcomes = outcomes;
@@ -76,6 +81,16 @@ public class RecordStep {
      * @return true when a usable result is stored and the attempt goes on to the election
      */
     private boolean record(Loaded step, ProviderOutcome outcome) {
+        return tracing.inSpan("attempt.record", step.job().id(), step.attempt().id(), span -> {
+            boolean toElection = recordAnswer(step, outcome);
+            span.setAttribute(
+                    TraceAttributes.OUTCOME,
+                    toElection ? "to_election" : step.attempt().state().wireName());
+            return toElection;
+        });
+    }
+
+    private boolean recordAnswer(Loaded step, ProviderOutcome outcome) {
         Attempt attempt = step.attempt();
         boolean starting = attempt.state() == AttemptState.STARTING;
         // An attempt marked unknown while its call was still running (lease lost) takes its result too.

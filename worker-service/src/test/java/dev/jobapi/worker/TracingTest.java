@@ -1,0 +1,135 @@
+package dev.jobapi.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.rabbitmq.client.AMQP;
+import dev.jobapi.common.message.AttemptTopology;
+import dev.jobapi.common.testing.SpanTree;
+import dev.jobapi.common.tracing.TraceAttributes;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+import jakarta.inject.Inject;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The worker's half of one trace from {@code POST /jobs} to the apply: a message whose headers carry
+ * a {@code traceparent}, as the api's relay publishes it ({@code dev.jobapi.api.TracingTest} shows
+ * the POST's trace reaching that header), is worked in that trace: the delivery's consumer span is a
+ * child of the publish named there, and claim, provider call, record, election, apply and ack are
+ * its children, each naming the job and the attempt. Together the two tests prove one trace across
+ * both processes.
+ */
+@QuarkusTest
+@TestProfile(TracingProfile.class)
+@QuarkusTestResource(value = FakeProviderResource.class, restrictToAnnotatedClass = true)
+class TracingTest extends WorkerTestSupport {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+    /** The trace and the publish span a relay would have named (the W3C specification's example). */
+    private static final String TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
+
+    private static final String PUBLISH_SPAN_ID = "00f067aa0ba902b7";
+
+    private static final List<String> STEPS = List.of(
+            "attempt.claim", "provider.call", "attempt.record", "attempt.elect", "attempt.apply", "message.ack");
+
+    @Inject
+    InMemorySpanExporter spans;
+
+    @BeforeEach
+    void forgetEarlierSpans() {
+        spans.reset();
+    }
+
+    @Test
+    void messageCarryingATraceparentIsWorkedInThatTraceFromClaimToAck() {
+        UUID job = aJob("traced path");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publishWithHeaders(attempt, job, Map.of("traceparent", "00-" + TRACE_ID + "-" + PUBLISH_SPAN_ID + "-01"));
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(inTrace().stream().map(SpanData::getName))
+                        .contains("process jobs.attempts")
+                        .containsAll(STEPS));
+        SpanData process = named("process jobs.attempts");
+        assertThat(process.getKind()).isEqualTo(SpanKind.CONSUMER);
+        assertThat(process.getParentSpanId()).isEqualTo(PUBLISH_SPAN_ID);
+        assertNames(process, job, attempt);
+        for (String step : STEPS) {
+            SpanData span = named(step);
+            assertThat(span.getParentSpanId()).as(step).isEqualTo(process.getSpanId());
+            assertNames(span, job, attempt);
+        }
+
+        SpanData call = named("provider.call");
+        assertThat(call.getAttributes().get(TraceAttributes.PROVIDER)).isEqualTo("fake-a");
+        assertThat(call.getAttributes().get(TraceAttributes.MODEL)).isEqualTo("fake-a");
+        assertThat(call.getAttributes().get(TraceAttributes.OUTCOME)).isEqualTo("completed");
+        assertThat(call.getAttributes().get(TraceAttributes.TOKENS_IN))
+                .isEqualTo(count("SELECT prompt_tokens FROM usage_record WHERE attempt_id = '" + attempt + "'"));
+        assertThat(call.getAttributes().get(TraceAttributes.TOKENS_OUT))
+                .isEqualTo(count("SELECT completion_tokens FROM usage_record WHERE attempt_id = '" + attempt + "'"));
+
+        assertThat(named("attempt.elect").getAttributes().get(TraceAttributes.ELECTED))
+                .isTrue();
+        SpanData apply = named("attempt.apply");
+        assertThat(apply.getAttributes().get(TraceAttributes.APPLY_KEY))
+                .isEqualTo(text("SELECT idem_key FROM applied_patch WHERE job_id = '" + job + "'"));
+        assertThat(apply.getAttributes().get(TraceAttributes.APPLY_TARGET)).contains(job.toString());
+        // The rendering docs/trace-example.md shows.
+        System.out.println(SpanTree.render(inTrace()));
+    }
+
+    private List<SpanData> inTrace() {
+        return spans.getFinishedSpanItems().stream()
+                .filter(span -> span.getTraceId().equals(TRACE_ID))
+                .toList();
+    }
+
+    private SpanData named(String name) {
+        return inTrace().stream()
+                .filter(span -> span.getName().equals(name))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no span " + name + " in trace " + TRACE_ID));
+    }
+
+    private static void assertNames(SpanData span, UUID job, UUID attempt) {
+        assertThat(span.getAttributes().get(TraceAttributes.JOB_ID))
+                .as(span.getName())
+                .isEqualTo(job.toString());
+        assertThat(span.getAttributes().get(TraceAttributes.ATTEMPT_ID))
+                .as(span.getName())
+                .isEqualTo(attempt.toString());
+    }
+
+    private void publishWithHeaders(UUID attemptId, UUID jobId, Map<String, Object> headers) {
+        broker.withChannel(channel -> {
+            channel.confirmSelect();
+            channel.basicPublish(
+                    AttemptTopology.EXCHANGE,
+                    AttemptTopology.ROUTING_KEY,
+                    new AMQP.BasicProperties.Builder()
+                            .contentType("application/json")
+                            .deliveryMode(2)
+                            .headers(headers)
+                            .build(),
+                    ("{\"attemptId\":\"" + attemptId + "\",\"jobId\":\"" + jobId + "\"}")
+                            .getBytes(StandardCharsets.UTF_8));
+            channel.waitForConfirmsOrDie(5_000);
+            return null;
+        });
+    }
+}
