@@ -15,6 +15,8 @@ import { problemElement } from './problems.js';
 const REFRESH_MS = 5000;
 /** How often a running acceptance run is read (ms). */
 const RUN_POLL_MS = 1000;
+/** Audit rows drawn at once; the filters narrow the newest 200 records read. */
+const AUDIT_ROWS = 25;
 const SECTIONS = ['dead_letters', 'quarantine', 'kill_switch', 'providers', 'audit', 'spend'];
 
 const $ = (id) => document.getElementById(id);
@@ -482,7 +484,7 @@ function renderAudit() {
     return [e.actor, e.action, e.reason, e.jobId, e.attemptId, e.details].some((v) => v && String(v).toLowerCase().includes(text));
   });
   $('audit-body').replaceChildren(
-    ...shown.map((e) =>
+    ...shown.slice(0, AUDIT_ROWS).map((e) =>
       h(
         'tr',
         { 'data-testid': 'audit-row', 'data-action': e.action },
@@ -495,7 +497,8 @@ function renderAudit() {
       ),
     ),
   );
-  $('audit-count').textContent = `${shown.length} of ${state.audit.length}`;
+  $('audit-count').textContent =
+    `${shown.length} of ${state.audit.length}` + (shown.length > AUDIT_ROWS ? `, the newest ${AUDIT_ROWS} shown` : '');
 }
 
 // -------------------------------------------------------------------- spend ---
