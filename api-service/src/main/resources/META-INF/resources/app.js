@@ -7,6 +7,8 @@
 
 import * as api from './api.js';
 import * as drafts from './drafts.js';
+import * as operatorConsole from './console.js';
+import { h, timeElement } from './dom.js';
 import { problemElement } from './problems.js';
 
 /** The providers the page offers; the server refuses others with `unknown-provider`. */
@@ -39,38 +41,12 @@ let jobsCursor = null;
 
 // ------------------------------------------------------------------ helpers ---
 
-/** Creates an element; attributes starting with "data-" become data attributes. Text stays text. */
-function h(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (name === 'class') node.className = value;
-    else if (name === 'text') node.textContent = value;
-    else if (name in node && !name.startsWith('data-') && !name.startsWith('aria-')) node[name] = value;
-    else node.setAttribute(name, value === true ? '' : String(value));
-  }
-  for (const child of children) {
-    if (child !== null && child !== undefined && child !== false) node.append(child);
-  }
-  return node;
-}
-
 function show(container, problem, extra) {
   container.replaceChildren(problemElement(problem, extra));
 }
 
 function clear(...containers) {
   for (const c of containers) c.replaceChildren();
-}
-
-function time(iso) {
-  if (!iso) return '';
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleString();
-}
-
-function timeElement(iso) {
-  return h('time', { datetime: iso || '', title: iso || '', text: time(iso) });
 }
 
 function currentSub() {
@@ -121,6 +97,7 @@ function signOut() {
   api.clearToken();
   drafts.discardAll();
   stopJob();
+  operatorConsole.stop();
   clear($('jobs-list'), $('submit-problem'), $('jobs-problem'), $('signin-problem'));
   $('submit-status').textContent = '';
   renderAuth();
@@ -131,6 +108,7 @@ function signOut() {
 function unauthenticated(problem) {
   api.clearToken();
   stopJob();
+  operatorConsole.stop();
   renderAuth();
   show($('signin-problem'), problem);
 }
@@ -141,6 +119,7 @@ function start() {
   refreshJobs();
   route();
   resumeJobDraft();
+  operatorConsole.start({ onUnauthenticated: unauthenticated });
 }
 
 // ------------------------------------------------------------ submit a job ---
@@ -672,6 +651,7 @@ function init() {
   $('jobs-refresh').addEventListener('click', () => refreshJobs());
   $('jobs-more').addEventListener('click', () => refreshJobs(true));
   window.addEventListener('hashchange', route);
+  operatorConsole.init();
   start();
 }
 

@@ -188,6 +188,8 @@ class AuthorizationMatrixTest extends ApiTestSupport {
                     403,
                     403,
                     409),
+            new Endpoint("GET /me", (r, ids) -> r.get("/me"), 401, 401, 401, 401, 200, 200, 200, 200),
+            new Endpoint("GET /admin/spend", (r, ids) -> r.get("/admin/spend"), 401, 401, 401, 401, 403, 403, 403, 200),
             new Endpoint("GET /admin/audit", (r, ids) -> r.get("/admin/audit"), 401, 401, 401, 401, 403, 403, 403, 200),
             new Endpoint(
                     "GET /admin/providers",

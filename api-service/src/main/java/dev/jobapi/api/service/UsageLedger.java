@@ -2,6 +2,7 @@ package dev.jobapi.api.service;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
+import jakarta.persistence.Query;
 import jakarta.transaction.Transactional;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
@@ -29,18 +30,34 @@ public class UsageLedger {
         this.em = em;
     }
 
+    private static final String TOTALS = "SELECT (recorded_at AT TIME ZONE 'UTC')::date AS day, provider,"
+            + " coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), count(*),"
+            + " count(*) FILTER (WHERE source = 'unknown')"
+            + " FROM usage_record WHERE recorded_at >= :from AND recorded_at < :to";
+
+    private static final String BY_DAY_AND_PROVIDER = " GROUP BY 1, 2 ORDER BY 1, 2";
+
     /** Days from {@code from} to {@code to}, both included, oldest first. */
     @Transactional
     public List<DayTotal> totals(String ownerId, LocalDate from, LocalDate to) {
+        return totals(
+                em.createNativeQuery(TOTALS + " AND owner_id = :owner" + BY_DAY_AND_PROVIDER)
+                        .setParameter("owner", ownerId),
+                from,
+                to);
+    }
+
+    /** Every owner's spend together, from {@code from} to {@code to}, both included, oldest first. */
+    @Transactional
+    public List<DayTotal> totalsOfAllOwners(LocalDate from, LocalDate to) {
+        return totals(em.createNativeQuery(TOTALS + BY_DAY_AND_PROVIDER), from, to);
+    }
+
+    private List<DayTotal> totals(Query query, LocalDate from, LocalDate to) {
         @SuppressWarnings("unchecked")
-        List<Object[]> rows = em.createNativeQuery("SELECT (recorded_at AT TIME ZONE 'UTC')::date AS day, provider,"
-                        + " coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), count(*),"
-                        + " count(*) FILTER (WHERE source = 'unknown')"
-                        + " FROM usage_record WHERE owner_id = ?1 AND recorded_at >= ?2 AND recorded_at < ?3"
-                        + " GROUP BY 1, 2 ORDER BY 1, 2")
-                .setParameter(1, ownerId)
-                .setParameter(2, from.atStartOfDay(ZoneOffset.UTC).toInstant())
-                .setParameter(3, to.plusDays(1).atStartOfDay(ZoneOffset.UTC).toInstant())
+        List<Object[]> rows = query.setParameter(
+                        "from", from.atStartOfDay(ZoneOffset.UTC).toInstant())
+                .setParameter("to", to.plusDays(1).atStartOfDay(ZoneOffset.UTC).toInstant())
                 .getResultList();
         return rows.stream()
                 .map(r -> new DayTotal(

@@ -1,0 +1,54 @@
+package dev.jobapi.api.rest;
+
+import dev.jobapi.api.security.Caller;
+import dev.jobapi.api.security.CurrentCaller;
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import java.util.List;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+
+/**
+ * GET /me: who the server takes the caller for, and which operator console sections it will
+ * serve them, so the page draws controls from the server's decision rather than from claims it
+ * decoded itself (as a job's {@code actions} do for the job view).
+ */
+@Path("/me")
+@RolesAllowed({Caller.USER, Caller.REVIEWER, Caller.OPERATOR})
+@Produces(MediaType.APPLICATION_JSON)
+public class CallerResource {
+
+    /**
+     * The console sections, in the order the page shows them; each is backed by the /admin
+     * endpoints named in docs/api.md and needs the operator role, like they do.
+     */
+    static final List<String> CONSOLE_SECTIONS =
+            List.of("dead_letters", "quarantine", "kill_switch", "providers", "audit", "spend");
+
+    /** The caller as the server sees them: subject, roles (sorted) and console sections (empty for non-operators). */
+    public record Me(String subject, List<String> roles, List<String> console) {}
+
+    private final CurrentCaller currentCaller;
+
+    CallerResource(CurrentCaller currentCaller) {
+        this.currentCaller = currentCaller;
+    }
+
+    @Operation(
+            operationId = "getMe",
+            summary = "The caller's subject and roles, and the operator console sections the server will serve them")
+    @APIResponse(responseCode = "200", description = "The caller")
+    @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
+    @APIResponse(
+            responseCode = "403",
+            description = "forbidden (a token with none of the roles user, reviewer, operator)")
+    @GET
+    public Me me() {
+        Caller caller = currentCaller.get();
+        List<String> roles = caller.roles().stream().sorted().toList();
+        return new Me(caller.subject(), roles, caller.roles().contains(Caller.OPERATOR) ? CONSOLE_SECTIONS : List.of());
+    }
+}

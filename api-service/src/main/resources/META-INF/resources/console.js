@@ -1,0 +1,598 @@
+// The operator console: dead letters, quarantined attempts, the kill switch, providers' acceptance,
+// the audit trail and spend per provider per day.
+//
+// As in the job view, the server decides what is drawn: GET /me names the console sections it
+// serves this caller (none without the operator role), and only those are shown and read. Every
+// action is a call to the existing /admin API, which audits it; the page keeps no state about
+// what is allowed. Dead letters and attempts link to their job (#/jobs/{id}), which opens in the
+// job panel of the same page, so a replayed job can be watched until it completes.
+
+import * as api from './api.js';
+import { h, timeElement } from './dom.js';
+import { problemElement } from './problems.js';
+
+/** How often the open console reads dead letters, quarantine and the kill switch again (ms). */
+const REFRESH_MS = 5000;
+/** How often a running acceptance run is read (ms). */
+const RUN_POLL_MS = 1000;
+/** Audit rows drawn at once; the filters narrow the newest 200 records read. */
+const AUDIT_ROWS = 25;
+const SECTIONS = ['dead_letters', 'quarantine', 'kill_switch', 'providers', 'audit', 'spend'];
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  generation: 0,
+  sections: [],
+  timer: 0,
+  onUnauthenticated: () => {},
+  audit: [],
+  selected: new Set(),
+  replaying: false,
+  runs: new Map(),
+};
+
+function show(container, problem, extra) {
+  container.replaceChildren(problemElement(problem, extra));
+}
+
+/** One call; a 401 signs the page out (the token is gone), other problems go to `problemBox`. */
+async function call(method, path, options, problemBox) {
+  const generation = state.generation;
+  const r = await api.call(method, path, options);
+  if (generation !== state.generation) return null;
+  if (r.status === 401) {
+    state.onUnauthenticated(r.problem);
+    return null;
+  }
+  if (!r.ok && problemBox) show(problemBox, r.problem);
+  else if (problemBox) problemBox.replaceChildren();
+  return r;
+}
+
+// ---------------------------------------------------------------- lifecycle ---
+
+/** Asks the server which sections this caller gets, and draws and reads only those. */
+export async function start({ onUnauthenticated }) {
+  stop();
+  state.onUnauthenticated = onUnauthenticated;
+  const generation = state.generation;
+  const r = await api.call('GET', '/me');
+  if (generation !== state.generation) return;
+  if (r.status === 401) return onUnauthenticated(r.problem);
+  const sections = r.ok && r.body && Array.isArray(r.body.console) ? r.body.console : [];
+  state.sections = sections.filter((s) => SECTIONS.includes(s));
+  for (const name of SECTIONS) $(`console-${name}`).hidden = !state.sections.includes(name);
+  $('console').hidden = state.sections.length === 0;
+  if (!state.sections.length) return;
+  refresh();
+  if (has('providers')) readProviders();
+  if (has('audit')) readAudit();
+  if (has('spend')) readSpend();
+}
+
+export function stop() {
+  state.generation++;
+  clearTimeout(state.timer);
+  state.sections = [];
+  state.selected.clear();
+  state.runs.clear();
+  state.replaying = false;
+  $('console').hidden = true;
+  for (const id of ['dlq-body', 'quarantine-body', 'providers-body', 'audit-body', 'spend-chart']) $(id).replaceChildren();
+}
+
+function has(section) {
+  return state.sections.includes(section);
+}
+
+/** Dead letters, quarantine and the kill switch change under the operator's eyes: read them again. */
+async function refresh() {
+  clearTimeout(state.timer);
+  const generation = state.generation;
+  await Promise.all([
+    has('dead_letters') ? readDeadLetters() : null,
+    has('quarantine') ? readQuarantine() : null,
+    has('kill_switch') ? readKillSwitch() : null,
+  ]);
+  if (generation === state.generation) state.timer = setTimeout(refresh, REFRESH_MS);
+}
+
+function shortId(id) {
+  return id ? String(id).slice(0, 8) : '—';
+}
+
+function jobLink(jobId, testid) {
+  if (!jobId) return h('span', { text: '—' });
+  return h('a', { href: `#/jobs/${jobId}`, 'data-testid': testid, title: jobId, text: shortId(jobId) });
+}
+
+// ------------------------------------------------------------- dead letters ---
+
+async function readDeadLetters() {
+  const r = await call('GET', '/admin/dlq?limit=100', {}, $('dlq-problem'));
+  if (!r || !r.ok) return;
+  if (state.replaying) return; // the rows carry the progress of the replay going on
+  const items = Array.isArray(r.body.items) ? r.body.items : [];
+  const ids = new Set(items.map((d) => d.id));
+  for (const id of state.selected) if (!ids.has(id)) state.selected.delete(id);
+  $('dlq-depth').textContent = `${r.body.depth} in the queue`;
+  $('dlq-body').replaceChildren(...items.map(deadLetterRow));
+  $('dlq-empty').hidden = items.length > 0;
+  $('dlq-replay-all').disabled = items.length === 0;
+  updateSelection();
+}
+
+function deadLetterRow(d) {
+  const box = h('input', {
+    type: 'checkbox',
+    'data-testid': 'dlq-select',
+    'aria-label': `Select dead letter of attempt ${d.attemptId || d.id}`,
+    checked: state.selected.has(d.id),
+  });
+  box.addEventListener('change', () => {
+    if (box.checked) state.selected.add(d.id);
+    else state.selected.delete(d.id);
+    updateSelection();
+  });
+  return h(
+    'tr',
+    { 'data-testid': 'dlq-row', 'data-id': d.id, 'data-job-id': d.jobId || '', 'data-attempt-id': d.attemptId || '' },
+    h('td', {}, box),
+    h('td', {}, jobLink(d.jobId, 'dlq-job')),
+    h('td', {}, h('code', { title: d.attemptId || '', text: shortId(d.attemptId) })),
+    h('td', { 'data-testid': 'dlq-reason', text: d.reason || '—' }),
+    h('td', { 'data-testid': 'dlq-deaths', text: String(d.deathCount) }),
+    h('td', {}, timeElement(d.firstDeathAt)),
+    h('td', {}, timeElement(d.lastDeathAt)),
+    h(
+      'td',
+      {},
+      h('button', {
+        type: 'button',
+        class: 'secondary small',
+        'data-testid': 'dlq-replay-one',
+        text: 'Replay',
+        onclick: () => confirmReplay([d.id], false),
+      }),
+    ),
+  );
+}
+
+function updateSelection() {
+  const n = state.selected.size;
+  $('dlq-replay-selected').disabled = n === 0 || state.replaying;
+  $('dlq-replay-selected').textContent = n ? `Replay selected (${n})` : 'Replay selected';
+}
+
+/** A replay asks first: it puts work back on the queue for real. */
+function confirmReplay(ids, all) {
+  const count = all ? 'every dead letter' : ids.length === 1 ? 'this dead letter' : `${ids.length} dead letters`;
+  const box = $('dlq-confirm');
+  box.hidden = false;
+  box.replaceChildren(
+    h('p', {
+      'data-testid': 'dlq-confirm-text',
+      text:
+        `Replay ${count}? Each goes back to the work queue (confirmed before it leaves the DLQ); ` +
+        'one whose attempt has nothing left to do is skipped. The replay is audited under your name.',
+    }),
+    h('button', {
+      type: 'button',
+      class: 'danger',
+      'data-testid': 'dlq-confirm-yes',
+      text: 'Replay',
+      onclick: () => {
+        box.hidden = true;
+        replay(ids, all);
+      },
+    }),
+    h('button', {
+      type: 'button',
+      class: 'secondary',
+      'data-testid': 'dlq-confirm-no',
+      text: 'Keep them',
+      onclick: () => {
+        box.hidden = true;
+      },
+    }),
+  );
+  box.querySelector('button').focus();
+}
+
+/**
+ * Selected letters go one request each, so the bar shows real progress; "all" is one request
+ * (the server walks the queue), shown as an indeterminate bar.
+ */
+async function replay(ids, all) {
+  state.replaying = true;
+  updateSelection();
+  $('dlq-replay-all').disabled = true;
+  const progress = $('dlq-progress');
+  const status = $('dlq-status');
+  progress.hidden = false;
+  let replayed = 0;
+  let skipped = 0;
+  let problems = 0;
+  try {
+    if (all) {
+      progress.removeAttribute('value');
+      status.textContent = 'Replaying every dead letter…';
+      const r = await call('POST', '/admin/dlq/replay', { json: { all: true } }, $('dlq-problem'));
+      if (!r) return;
+      if (r.ok) ({ replayed, skipped } = r.body);
+      else problems++;
+    } else {
+      progress.max = ids.length;
+      for (let i = 0; i < ids.length; i++) {
+        progress.value = i;
+        status.textContent = `Replaying ${i + 1} of ${ids.length}…`;
+        const r = await call('POST', '/admin/dlq/replay', { json: { ids: [ids[i]] } }, $('dlq-problem'));
+        if (!r) return;
+        if (r.ok) {
+          replayed += r.body.replayed;
+          skipped += r.body.skipped;
+          state.selected.delete(ids[i]);
+          const row = $('dlq-body').querySelector(`tr[data-id="${CSS.escape(ids[i])}"]`);
+          if (row) row.dataset.replayed = r.body.replayed ? 'replayed' : 'skipped';
+        } else problems++;
+      }
+      progress.value = ids.length;
+    }
+    status.textContent =
+      `Replayed ${replayed}, skipped ${skipped} (nothing left to do)` + (problems ? `, ${problems} refused` : '') + '.';
+  } finally {
+    state.replaying = false;
+    progress.hidden = true;
+    updateSelection();
+    readDeadLetters();
+    if (has('audit')) readAudit();
+  }
+}
+
+// --------------------------------------------------------------- quarantine ---
+
+async function readQuarantine() {
+  const r = await call('GET', '/admin/quarantine', {}, $('quarantine-problem'));
+  if (!r || !r.ok) return;
+  const items = Array.isArray(r.body) ? r.body : [];
+  const body = $('quarantine-body');
+  // Rows are redrawn only when the set of held attempts changes, so a reason being typed survives.
+  const key = items.map((a) => a.id).join(',');
+  if (body.dataset.key === key) return;
+  body.dataset.key = key;
+  body.replaceChildren(...items.map(quarantineRow));
+  $('quarantine-empty').hidden = items.length > 0;
+}
+
+function quarantineRow(a) {
+  const reason = h('input', { 'data-testid': 'resolve-reason', required: true, maxLength: 500, placeholder: 'why' });
+  const prompt = h('input', { type: 'number', min: 0, 'data-testid': 'resolve-prompt', 'aria-label': 'prompt tokens' });
+  const completion = h('input', {
+    type: 'number',
+    min: 0,
+    'data-testid': 'resolve-completion',
+    'aria-label': 'completion tokens',
+  });
+  const fail = h('input', { type: 'checkbox', 'data-testid': 'resolve-fail' });
+  const submit = h('button', { type: 'submit', class: 'small', 'data-testid': 'resolve-submit', text: 'Resolve' });
+  const form = h(
+    'form',
+    { class: 'inline-form', 'data-testid': 'resolve-form' },
+    h('label', {}, 'Tokens ', prompt, ' / ', completion),
+    h('label', {}, fail, ' fail it'),
+    h('label', {}, 'Reason ', reason),
+    submit,
+  );
+  fail.addEventListener('change', () => {
+    prompt.disabled = completion.disabled = fail.checked;
+  });
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const why = reason.value.trim();
+    if (!why) {
+      reason.setCustomValidity('Say why: the resolution is audited with it.');
+      reason.reportValidity();
+      return;
+    }
+    const json = fail.checked
+      ? { fail: true, reason: why }
+      : { usage: { promptTokens: Number(prompt.value), completionTokens: Number(completion.value) }, reason: why };
+    submit.disabled = true;
+    const r = await call('POST', `/admin/attempts/${encodeURIComponent(a.id)}/resolve`, { json }, $('quarantine-problem'));
+    submit.disabled = false;
+    if (r && r.ok) {
+      $('quarantine-status').textContent = `Attempt ${shortId(a.id)} resolved: ${r.body.state}.`;
+      readQuarantine();
+      if (has('audit')) readAudit();
+    }
+  });
+  reason.addEventListener('input', () => reason.setCustomValidity(''));
+  return h(
+    'tr',
+    { 'data-testid': 'quarantine-row', 'data-attempt-id': a.id },
+    h('td', {}, jobLink(a.jobId, 'quarantine-job')),
+    h('td', {}, h('code', { title: a.id, text: shortId(a.id) })),
+    h('td', { text: a.provider }),
+    h('td', { text: a.reason || '—' }),
+    h('td', {}, timeElement(a.updatedAt)),
+    h('td', {}, form),
+  );
+}
+
+// -------------------------------------------------------------- kill switch ---
+
+async function readKillSwitch() {
+  const r = await call('GET', '/admin/fallback', {}, $('killswitch-problem'));
+  if (r && r.ok) renderKillSwitch(r.body);
+}
+
+function renderKillSwitch(s) {
+  const badge = $('killswitch-state');
+  badge.textContent = s.enabled ? 'fallback on' : 'fallback off';
+  badge.className = `badge ${s.enabled ? 'state-completed' : 'state-needs_review'}`;
+  badge.dataset.enabled = String(s.enabled);
+  $('killswitch-reason').textContent = s.reason || '—';
+  $('killswitch-by').textContent = s.setBy || '—';
+  $('killswitch-at').replaceChildren(timeElement(s.setAt));
+  const button = $('killswitch-flip');
+  button.textContent = s.enabled ? 'Turn fallback off' : 'Turn fallback on';
+  button.className = s.enabled ? 'danger' : '';
+  button.dataset.target = String(!s.enabled);
+  $('killswitch-reason-input').required = s.enabled;
+}
+
+async function flipKillSwitch(event) {
+  event.preventDefault();
+  const enabled = $('killswitch-flip').dataset.target === 'true';
+  const input = $('killswitch-reason-input');
+  const reason = input.value.trim();
+  if (!enabled && !reason) {
+    input.setCustomValidity('Say why new fallback attempts are refused.');
+    input.reportValidity();
+    return;
+  }
+  $('killswitch-flip').disabled = true;
+  const r = await call('PUT', '/admin/fallback', { json: reason ? { enabled, reason } : { enabled } }, $('killswitch-problem'));
+  $('killswitch-flip').disabled = false;
+  if (r && r.ok) {
+    input.value = '';
+    renderKillSwitch(r.body);
+    if (has('audit')) readAudit();
+  }
+}
+
+// ---------------------------------------------------------------- providers ---
+
+async function readProviders() {
+  const r = await call('GET', '/admin/providers', {}, $('providers-problem'));
+  if (!r || !r.ok) return;
+  const items = Array.isArray(r.body) ? r.body : [];
+  $('providers-body').replaceChildren(...items.map(providerRow));
+}
+
+function results(run) {
+  const list = run && Array.isArray(run.results) ? run.results : [];
+  if (!list.length) return h('span', { class: 'hint', text: run ? 'no task finished yet' : 'never run' });
+  return h(
+    'ul',
+    { class: 'task-results', 'data-testid': 'provider-results' },
+    ...list.map((t) =>
+      h(
+        'li',
+        { 'data-passed': String(Boolean(t.passed)) },
+        h('span', { class: `badge ${t.passed ? 'state-completed' : 'state-failed'}`, text: t.passed ? 'pass' : 'fail' }),
+        ` ${t.task}`,
+        t.reason ? h('span', { class: 'hint', text: ` ${t.reason}` }) : null,
+      ),
+    ),
+  );
+}
+
+function providerRow(p) {
+  const run = state.runs.get(p.name) || p.latestRun;
+  const going = run && (run.state === 'requested' || run.state === 'running');
+  const button = h('button', {
+    type: 'button',
+    class: 'secondary small',
+    'data-testid': 'provider-accept',
+    text: going ? 'Running…' : 'Run acceptance',
+    disabled: going,
+    onclick: () => requestAcceptance(p.name, button),
+  });
+  const progress = going
+    ? h('progress', { 'data-testid': 'provider-progress', max: run.tasksTotal || 1, value: run.tasksDone || 0 })
+    : null;
+  return h(
+    'tr',
+    { 'data-testid': 'provider-row', 'data-provider': p.name, 'data-accepted': String(p.accepted) },
+    h('th', { scope: 'row', text: p.name }),
+    h(
+      'td',
+      { 'data-testid': 'provider-status' },
+      h('span', { class: `badge ${p.accepted ? 'state-completed' : 'state-needs_review'}`, text: p.accepted ? 'earned' : 'not earned' }),
+      p.refusal ? h('span', { class: 'hint block', text: p.refusal }) : null,
+    ),
+    h(
+      'td',
+      { 'data-testid': 'provider-run' },
+      run
+        ? h('span', {
+            'data-state': run.state,
+            'data-run-id': run.id,
+            text: `${run.state}, ${run.tasksPassed}/${run.tasksTotal} passed, by ${run.requestedBy}`,
+          })
+        : h('span', { class: 'hint', text: '—' }),
+      run ? h('span', { class: 'block' }, timeElement(run.finishedAt || run.requestedAt)) : null,
+      progress,
+    ),
+    h('td', {}, results(run)),
+    h('td', {}, button),
+  );
+}
+
+async function requestAcceptance(name, button) {
+  button.disabled = true;
+  const r = await call('POST', `/admin/providers/${encodeURIComponent(name)}/acceptance`, {}, $('providers-problem'));
+  if (!r) return;
+  if (!r.ok) {
+    button.disabled = false;
+    return;
+  }
+  followRun(name, r.body);
+  if (has('audit')) readAudit();
+}
+
+/** Reads the run until it finishes, redrawing the providers' table with its progress. */
+async function followRun(name, run) {
+  const generation = state.generation;
+  state.runs.set(name, run);
+  await readProviders();
+  while (generation === state.generation && !(run.state === 'passed' || run.state === 'failed')) {
+    await new Promise((resolve) => setTimeout(resolve, RUN_POLL_MS));
+    const r = await call('GET', `/admin/providers/${encodeURIComponent(name)}/acceptance/${run.id}`, {}, $('providers-problem'));
+    if (!r || !r.ok) return;
+    run = r.body;
+    state.runs.set(name, run);
+    await readProviders();
+  }
+  state.runs.delete(name);
+  if (generation === state.generation) readProviders();
+}
+
+// -------------------------------------------------------------------- audit ---
+
+async function readAudit() {
+  const r = await call('GET', '/admin/audit?limit=200', {}, $('audit-problem'));
+  if (!r || !r.ok) return;
+  state.audit = Array.isArray(r.body) ? r.body : [];
+  const select = $('audit-action');
+  const chosen = select.value;
+  const actions = [...new Set(state.audit.map((e) => e.action))].sort();
+  select.replaceChildren(h('option', { value: '', text: 'every action' }), ...actions.map((a) => h('option', { value: a, text: a })));
+  select.value = actions.includes(chosen) ? chosen : '';
+  renderAudit();
+}
+
+/** Filters the newest 200 records in the page: by action, and by text in actor, reason, ids or details. */
+function renderAudit() {
+  const action = $('audit-action').value;
+  const text = $('audit-filter').value.trim().toLowerCase();
+  const shown = state.audit.filter((e) => {
+    if (action && e.action !== action) return false;
+    if (!text) return true;
+    return [e.actor, e.action, e.reason, e.jobId, e.attemptId, e.details].some((v) => v && String(v).toLowerCase().includes(text));
+  });
+  $('audit-body').replaceChildren(
+    ...shown.slice(0, AUDIT_ROWS).map((e) =>
+      h(
+        'tr',
+        { 'data-testid': 'audit-row', 'data-action': e.action },
+        h('td', {}, timeElement(e.at)),
+        h('td', { 'data-testid': 'audit-actor', text: e.actor }),
+        h('td', {}, h('code', { text: e.action })),
+        h('td', { 'data-testid': 'audit-reason', text: e.reason || '—' }),
+        h('td', {}, jobLink(e.jobId, 'audit-job')),
+        h('td', { class: 'details', text: e.details || '' }),
+      ),
+    ),
+  );
+  $('audit-count').textContent =
+    `${shown.length} of ${state.audit.length}` + (shown.length > AUDIT_ROWS ? `, the newest ${AUDIT_ROWS} shown` : '');
+}
+
+// -------------------------------------------------------------------- spend ---
+
+async function readSpend() {
+  const r = await call('GET', '/admin/spend', {}, $('spend-problem'));
+  if (!r || !r.ok) return;
+  drawSpend(r.body);
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+// The same colours as .swatch-N in style.css (an inline style would break the CSP).
+const PALETTE = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2'];
+
+function svg(tag, attrs = {}, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** One group of bars per day (oldest left), one bar per provider: prompt + completion tokens. */
+function drawSpend(spend) {
+  const rows = Array.isArray(spend.days) ? spend.days : [];
+  const days = [];
+  for (let d = new Date(`${spend.from}T00:00:00Z`); d <= new Date(`${spend.to}T00:00:00Z`); d.setUTCDate(d.getUTCDate() + 1)) {
+    days.push(d.toISOString().slice(0, 10));
+  }
+  const providers = [...new Set(rows.map((r) => r.provider))].sort();
+  const total = (r) => r.promptTokens + r.completionTokens;
+  const max = Math.max(1, ...rows.map(total));
+  const width = 640;
+  const height = 180;
+  const left = 48;
+  const bottom = 24;
+  const slot = (width - left) / Math.max(1, days.length);
+  const bar = Math.max(2, (slot - 4) / Math.max(1, providers.length));
+  const chart = svg('svg', {
+    viewBox: `0 0 ${width} ${height + bottom}`,
+    role: 'img',
+    'aria-label': `Tokens spent per provider per day, ${spend.from} to ${spend.to}`,
+    'data-testid': 'spend-svg',
+  });
+  chart.append(svg('line', { x1: left, y1: height, x2: width, y2: height, stroke: '#9ca3af' }));
+  chart.append(svg('text', { x: left - 6, y: 12, 'text-anchor': 'end', 'font-size': 10 }, String(max)));
+  chart.append(svg('text', { x: left - 6, y: height, 'text-anchor': 'end', 'font-size': 10 }, '0'));
+  days.forEach((day, i) => {
+    const x0 = left + i * slot + 2;
+    if (days.length <= 16 || i % 2 === 0) {
+      chart.append(svg('text', { x: x0 + slot / 2 - 2, y: height + 14, 'text-anchor': 'middle', 'font-size': 9 }, day.slice(5)));
+    }
+    providers.forEach((provider, j) => {
+      const row = rows.find((r) => r.day === day && r.provider === provider);
+      if (!row) return;
+      const tall = Math.max(1, (total(row) / max) * (height - 16));
+      const rect = svg('rect', {
+        x: x0 + j * bar,
+        y: height - tall,
+        width: bar - 1,
+        height: tall,
+        fill: PALETTE[j % PALETTE.length],
+        'data-testid': 'spend-bar',
+        'data-day': day,
+        'data-provider': provider,
+        'data-tokens': total(row),
+      });
+      rect.append(
+        svg('title', {}, `${day} ${provider}: ${row.promptTokens} prompt + ${row.completionTokens} completion tokens, ` +
+          `${row.attempts} attempts (${row.unknownAttempts} without reported usage)`),
+      );
+      chart.append(rect);
+    });
+  });
+  const legend = h(
+    'p',
+    { class: 'legend' },
+    ...providers.map((p, j) =>
+      h('span', { class: 'legend-item' }, h('span', { class: `swatch swatch-${j % PALETTE.length}` }), ` ${p}`),
+    ),
+  );
+  $('spend-chart').replaceChildren(chart, rows.length ? legend : h('p', { class: 'hint', text: 'Nothing spent in these days.' }));
+}
+
+// -------------------------------------------------------------------- wiring ---
+
+export function init() {
+  $('dlq-replay-selected').addEventListener('click', () => confirmReplay([...state.selected], false));
+  $('dlq-replay-all').addEventListener('click', () => confirmReplay([], true));
+  $('dlq-refresh').addEventListener('click', () => refresh());
+  $('killswitch-form').addEventListener('submit', flipKillSwitch);
+  $('killswitch-reason-input').addEventListener('input', (e) => e.target.setCustomValidity(''));
+  $('audit-filter').addEventListener('input', renderAudit);
+  $('audit-action').addEventListener('change', renderAudit);
+  $('audit-refresh').addEventListener('click', () => readAudit());
+  $('spend-refresh').addEventListener('click', () => readSpend());
+  $('providers-refresh').addEventListener('click', () => readProviders());
+}

@@ -1,0 +1,348 @@
+// The operator console: drawn only for the sections GET /me names (operators), every action through
+// the /admin API and audited. A dead letter is made the way the broker makes one (tools/DeadLetter.java)
+// for a job whose attempt no worker has seen, so replaying it from the console is what completes the
+// job, which the operator watches in the job panel of the same page. Writes
+// docs/screenshots/operator-console.png.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import {
+  API,
+  REPO_ROOT,
+  apiGet,
+  assertNoPageErrors,
+  eventually,
+  newPage,
+  scriptProvider,
+  signIn,
+  startBrowser,
+  token,
+  unique,
+  waitForJobState,
+} from './support.mjs';
+
+const AMQP = process.env.JOBAPI_AMQP_URL || 'amqp://jobapi:jobapi@127.0.0.1:5672/jobapi';
+const PG = {
+  host: process.env.PGHOST || '127.0.0.1',
+  port: process.env.PGPORT || '5432',
+  user: process.env.PGUSER || 'jobapi',
+  password: process.env.PGPASSWORD || 'jobapi',
+  database: process.env.PGDATABASE || 'jobapi',
+};
+const ADMIN_READS = ['/admin/dlq', '/admin/quarantine', '/admin/fallback', '/admin/providers', '/admin/audit', '/admin/spend'];
+
+let browser;
+before(async () => {
+  browser = await startBrowser();
+});
+after(async () => {
+  await browser?.close();
+});
+
+function m2(...parts) {
+  const jar = path.join(os.homedir(), '.m2', 'repository', ...parts);
+  assert.ok(existsSync(jar), `${jar} is missing: build the project once (./mvnw -o package)`);
+  return jar;
+}
+
+function sql(statement) {
+  return execFileSync(
+    'psql',
+    ['-X', '-q', '-tA', '-v', 'ON_ERROR_STOP=1', '-h', PG.host, '-p', PG.port, '-U', PG.user, '-d', PG.database, '-c', statement],
+    { env: { ...process.env, PGPASSWORD: PG.password }, encoding: 'utf8' },
+  ).trim();
+}
+
+/**
+ * A job whose first attempt is `starting` and was never announced (no outbox row), as the API
+ * would have written it, and its attempt message in the DLQ with a real x-death header.
+ */
+function deadLetteredJob(owner, prompt) {
+  const jobId = randomUUID();
+  const attemptId = randomUUID();
+  const input = JSON.stringify({ baseRef: 'main', prompt, repository: 'demo' });
+  const quote = (s) => `'${s.replace(/'/g, "''")}'`;
+  sql(
+    'BEGIN;' +
+      ' INSERT INTO job (id, owner_id, idempotency_key, input_digest, input, provider, state, created_at, updated_at)' +
+      ` VALUES ('${jobId}', ${quote(owner)}, ${quote(unique('dlq-key'))}, encode(sha256(convert_to(${quote(input)}, 'UTF8')), 'hex'),` +
+      ` ${quote(input)}, 'fake-a', 'accepted', now(), now());` +
+      ' INSERT INTO attempt (id, job_id, provider, state, request_key, created_at, updated_at)' +
+      ` VALUES ('${attemptId}', '${jobId}', 'fake-a', 'starting', 'attempt-${attemptId}', now(), now());` +
+      ' COMMIT;',
+  );
+  const classpath = [m2('com', 'rabbitmq', 'amqp-client', '5.20.0', 'amqp-client-5.20.0.jar'), m2('org', 'slf4j', 'slf4j-api', '1.7.36', 'slf4j-api-1.7.36.jar')];
+  execFileSync('java', ['-cp', classpath.join(':'), path.join(REPO_ROOT, 'web-tests', 'tools', 'DeadLetter.java'), AMQP, attemptId, jobId], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return { jobId, attemptId };
+}
+
+async function operatorPage() {
+  const sub = unique('web-otto');
+  const bearer = token(sub, 'operator');
+  const page = await newPage(browser);
+  await signIn(page, bearer);
+  await page.getByTestId('console').waitFor({ state: 'visible' });
+  return { page, sub, bearer };
+}
+
+async function setKillSwitch(bearer, enabled) {
+  const response = await fetch(`${API}/admin/fallback`, {
+    method: 'PUT',
+    headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(enabled ? { enabled } : { enabled, reason: 'web test' }),
+  });
+  assert.equal(response.status, 200);
+}
+
+test('a user without the operator role sees none of the console, and the admin API answers 403', async () => {
+  for (const groups of [undefined, 'user,reviewer']) {
+    const bearer = token(unique('web-plain'), groups);
+    const page = await newPage(browser);
+    const me = page.waitForResponse((r) => new URL(r.url()).pathname === '/me');
+    await signIn(page, bearer);
+    assert.deepEqual((await (await me).json()).console, [], 'the server names no console section');
+    await page.getByTestId('jobs-list').waitFor({ state: 'attached' });
+    assert.equal(await page.getByTestId('console').isVisible(), false);
+    assert.equal(await page.locator('[data-testid^="console-"]:visible').count(), 0);
+    assert.equal(await page.getByTestId('dlq-replay-all').isVisible(), false);
+    for (const pathname of ADMIN_READS) {
+      const response = await fetch(API + pathname, { headers: { Authorization: `Bearer ${bearer}` } });
+      assert.equal(response.status, 403, `${pathname} as ${groups ?? 'user'}`);
+      assert.match(response.headers.get('content-type'), /^application\/problem\+json/);
+    }
+    const replay = await fetch(`${API}/admin/dlq/replay`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json' },
+      body: '{"all":true}',
+    });
+    assert.equal(replay.status, 403);
+    assertNoPageErrors(page);
+    await page.close();
+  }
+});
+
+test('an operator replays one dead letter after confirming, and watches its job complete in the page', async () => {
+  const { page, sub, bearer } = await operatorPage();
+  const { jobId, attemptId } = deadLetteredJob(sub, `fix the off-by-one in last_index (${unique('dlq-one')})`);
+  await page.getByTestId('dlq-refresh').click();
+  const row = page.locator(`[data-testid="dlq-row"][data-job-id="${jobId}"]`);
+  await row.waitFor();
+  assert.equal(await row.getAttribute('data-attempt-id'), attemptId);
+  assert.equal(await row.getByTestId('dlq-reason').innerText(), 'rejected');
+  assert.equal(await row.getByTestId('dlq-deaths').innerText(), '1');
+  assert.equal((await sql(`SELECT state FROM job WHERE id = '${jobId}'`)), 'accepted', 'nothing ran the job yet');
+
+  // The job opens in the job panel of the same page (no navigation): not run yet.
+  await page.evaluate(() => {
+    window.sameDocument = true;
+  });
+  await row.getByTestId('dlq-job').click();
+  await waitForJobState(page, 'accepted');
+  const letterId = await row.getAttribute('data-id');
+
+  // Asking first: "Keep them" sends nothing.
+  const replays = [];
+  page.on('request', (r) => {
+    if (r.method() === 'POST' && new URL(r.url()).pathname === '/admin/dlq/replay') replays.push(r.postDataJSON());
+  });
+  await row.getByTestId('dlq-replay-one').click();
+  assert.match(await page.getByTestId('dlq-confirm-text').innerText(), /^Replay this dead letter\?/);
+  await page.getByTestId('dlq-confirm-no').click();
+  assert.equal(await page.getByTestId('dlq-confirm').isVisible(), false);
+  assert.equal(replays.length, 0, 'declining the confirmation sends nothing');
+
+  await row.getByTestId('dlq-replay-one').click();
+  await page.getByTestId('dlq-confirm-yes').click();
+  await eventually(async () => /^Replayed 1, skipped 0/.test(await page.getByTestId('dlq-status').innerText()), 'replay result shown');
+  assert.deepEqual(replays, [{ ids: [letterId] }], 'one request, for that letter');
+  await row.waitFor({ state: 'detached' });
+  await page.locator('[data-testid="audit-row"][data-action="dlq.replay"]', { hasText: sub }).first().waitFor();
+
+  // Watched until it completes, in the same document.
+  await waitForJobState(page, 'completed', 60_000);
+  assert.match(await page.getByTestId('job-winner').innerText(), /Attempt 1 \(fake-a\)/);
+  assert.equal(await page.evaluate(() => window.sameDocument), true, 'the page was never left');
+  const entries = await apiGet('/admin/audit?limit=50', bearer);
+  assert.ok(
+    entries.some((e) => e.actor === sub && e.action === 'dlq.replay' && e.details.includes(letterId)),
+    'the replay is audited under the operator',
+  );
+  assertNoPageErrors(page);
+});
+
+test('selected dead letters are replayed one by one with progress, and "Replay all" asks first too', async () => {
+  const { page, sub } = await operatorPage();
+  const jobs = [1, 2].map((n) => deadLetteredJob(sub, `fix the off-by-one in last_index (${unique(`dlq-sel-${n}`)})`));
+  const third = deadLetteredJob(sub, `fix the off-by-one in last_index (${unique('dlq-all')})`);
+  await page.getByTestId('dlq-refresh').click();
+  for (const { jobId } of jobs) {
+    const row = page.locator(`[data-testid="dlq-row"][data-job-id="${jobId}"]`);
+    await row.getByTestId('dlq-select').check();
+  }
+  assert.equal(await page.getByTestId('dlq-replay-selected').innerText(), 'Replay selected (2)');
+  const statuses = [];
+  await page.exposeFunction('recordStatus', (text) => statuses.push(text));
+  await page.evaluate(() => {
+    const status = document.querySelector('[data-testid="dlq-status"]');
+    new MutationObserver(() => window.recordStatus(status.textContent)).observe(status, { childList: true, characterData: true, subtree: true });
+  });
+  await page.getByTestId('dlq-replay-selected').click();
+  assert.match(await page.getByTestId('dlq-confirm-text').innerText(), /^Replay 2 dead letters\?/);
+  await page.getByTestId('dlq-confirm-yes').click();
+  await eventually(async () => /^Replayed 2, skipped 0/.test(await page.getByTestId('dlq-status').innerText()), 'both replayed');
+  assert.ok(statuses.includes('Replaying 1 of 2…') && statuses.includes('Replaying 2 of 2…'), `progress shown: ${statuses}`);
+
+  await page.locator(`[data-testid="dlq-row"][data-job-id="${third.jobId}"]`).waitFor();
+  await page.getByTestId('dlq-replay-all').click();
+  assert.match(await page.getByTestId('dlq-confirm-text').innerText(), /^Replay every dead letter\?/);
+  await page.getByTestId('dlq-confirm-yes').click();
+  await eventually(async () => /^Replayed [1-9]\d*, skipped \d+/.test(await page.getByTestId('dlq-status').innerText()), 'all replayed');
+  await page.locator(`[data-testid="dlq-row"][data-job-id="${third.jobId}"]`).waitFor({ state: 'detached' });
+  for (const { jobId } of [...jobs, third]) {
+    await eventually(() => sql(`SELECT state FROM job WHERE id = '${jobId}'`) === 'completed', `job ${jobId} completed`, 60_000);
+  }
+  assertNoPageErrors(page);
+});
+
+test('a quarantined attempt is resolved with its usage and a required reason, and its job completes', async () => {
+  const prompt = `fix the off-by-one in last_index (${unique('quarantine')})`;
+  await scriptProvider(prompt, [{ omitUsage: true }]);
+  const user = token(unique('web-owner'));
+  const created = await fetch(`${API}/jobs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${user}`, 'Content-Type': 'application/json', 'Idempotency-Key': unique('q') },
+    body: JSON.stringify({ input: { prompt, repository: 'demo', baseRef: 'main' }, provider: 'fake-a' }),
+  });
+  assert.equal(created.status, 201);
+  const job = await created.json();
+  await eventually(async () => (await apiGet(`/jobs/${job.id}`, user)).attempts[0].quarantined, 'attempt quarantined', 30_000);
+
+  const { page, sub, bearer } = await operatorPage();
+  const row = page.locator('[data-testid="quarantine-row"]', { has: page.locator(`a[href="#/jobs/${job.id}"]`) });
+  await row.waitFor({ timeout: 15_000 });
+  await row.getByTestId('resolve-prompt').fill('12');
+  await row.getByTestId('resolve-completion').fill('40');
+  const posts = [];
+  page.on('request', (r) => {
+    if (r.method() === 'POST' && /\/admin\/attempts\/.+\/resolve$/.test(new URL(r.url()).pathname)) posts.push(r.postDataJSON());
+  });
+  await row.getByTestId('resolve-submit').click();
+  assert.equal(posts.length, 0, 'no reason: nothing sent');
+  await row.getByTestId('resolve-reason').fill('provider invoice line 7');
+  await row.getByTestId('resolve-submit').click();
+  await eventually(async () => /resolved/.test(await page.getByTestId('quarantine-status').innerText()), 'resolved');
+  assert.deepEqual(posts, [{ usage: { promptTokens: 12, completionTokens: 40 }, reason: 'provider invoice line 7' }]);
+  await row.waitFor({ state: 'detached' });
+  await eventually(async () => (await apiGet(`/jobs/${job.id}`, user)).state === 'completed', 'job completed', 60_000);
+  const entries = await apiGet('/admin/audit?limit=50', bearer);
+  assert.ok(entries.some((e) => e.actor === sub && e.reason === 'provider invoice line 7'), 'the resolution is audited');
+  assertNoPageErrors(page);
+});
+
+test('the kill switch shows who set it and why, needs a reason to turn off, and turns back on', async () => {
+  const { page, sub, bearer } = await operatorPage();
+  try {
+    await page.locator('[data-testid="killswitch-state"][data-enabled="true"]').waitFor();
+    const puts = [];
+    page.on('request', (r) => {
+      if (r.method() === 'PUT' && new URL(r.url()).pathname === '/admin/fallback') puts.push(r.postDataJSON());
+    });
+    assert.equal(await page.getByTestId('killswitch-flip').innerText(), 'Turn fallback off');
+    await page.getByTestId('killswitch-flip').click();
+    assert.equal(puts.length, 0, 'turning off without a reason sends nothing');
+    const reason = `provider B returns garbage (${unique('ks')})`;
+    await page.getByTestId('killswitch-reason-input').fill(reason);
+    await page.getByTestId('killswitch-flip').click();
+    await page.locator('[data-testid="killswitch-state"][data-enabled="false"]').waitFor();
+    assert.equal(await page.getByTestId('killswitch-reason').innerText(), reason);
+    assert.equal(await page.getByTestId('killswitch-by').innerText(), sub);
+    assert.deepEqual(await apiGet('/admin/fallback', bearer).then((s) => [s.enabled, s.reason, s.setBy]), [false, reason, sub]);
+
+    await page.getByTestId('killswitch-flip').click();
+    await page.locator('[data-testid="killswitch-state"][data-enabled="true"]').waitFor();
+    assert.deepEqual(puts, [{ enabled: false, reason }, { enabled: true }]);
+
+    // The audit trail filters by action and by text.
+    await page.getByTestId('audit-refresh').click();
+    await page.locator('[data-testid="audit-row"]', { hasText: reason }).first().waitFor();
+    await page.getByTestId('audit-filter').fill(sub);
+    const actors = await page.getByTestId('audit-actor').allInnerTexts();
+    assert.ok(actors.length >= 2 && actors.every((a) => a === sub), `only ${sub}'s records: ${actors}`);
+    const action = await page.locator('[data-testid="audit-row"]', { hasText: reason }).first().getAttribute('data-action');
+    await page.getByTestId('audit-action').selectOption(action);
+    const shown = await page.getByTestId('audit-row').evaluateAll((rows) => rows.map((r) => r.dataset.action));
+    assert.ok(shown.length >= 1 && shown.every((a) => a === action), `only ${action}: ${shown}`);
+    await page.getByTestId('audit-filter').fill(reason);
+    assert.equal(await page.getByTestId('audit-row').count(), 1, 'the turn-off record, found by its reason');
+  } finally {
+    await setKillSwitch(bearer, true);
+  }
+  assertNoPageErrors(page);
+});
+
+test('an acceptance run is requested from the console and followed to its per-task results', async () => {
+  const { page, bearer } = await operatorPage();
+  const row = page.locator('[data-testid="provider-row"][data-provider="fake-b"]');
+  await row.waitFor();
+  const before = (await apiGet('/admin/providers', bearer)).find((p) => p.name === 'fake-b').latestRun;
+  await page.evaluate(() => {
+    window.progressSeen = false;
+    new MutationObserver(() => {
+      if (document.querySelector('[data-provider="fake-b"] [data-testid="provider-progress"]')) window.progressSeen = true;
+    }).observe(document.getElementById('providers-body'), { childList: true, subtree: true });
+  });
+  const requested = page.waitForResponse((r) => r.request().method() === 'POST' && /\/admin\/providers\/fake-b\/acceptance$/.test(r.url()));
+  await row.getByTestId('provider-accept').click();
+  const asked = await (await requested).json();
+  assert.notEqual(asked.id, before && before.id, 'a new run');
+  // Followed in the page until it finishes: progress while it goes, then the run's own results.
+  await row.locator(`[data-run-id="${asked.id}"][data-state="passed"], [data-run-id="${asked.id}"][data-state="failed"]`).waitFor({ timeout: 60_000 });
+  assert.equal(await page.evaluate(() => window.progressSeen), true, 'a progress bar while the run went');
+  const run = (await apiGet('/admin/providers', bearer)).find((p) => p.name === 'fake-b').latestRun;
+  assert.equal(run.id, asked.id);
+  const results = row.getByTestId('provider-results').locator('li');
+  assert.equal(await results.count(), run.results.length);
+  assert.deepEqual(
+    await results.evaluateAll((items) => items.map((li) => li.dataset.passed)),
+    run.results.map((t) => String(Boolean(t.passed))),
+  );
+  assert.equal(await row.getByTestId('provider-accept').isEnabled(), true);
+  assertNoPageErrors(page);
+});
+
+test('spend per provider per day is drawn from GET /admin/spend, and the console is photographed', async () => {
+  const { page, sub, bearer } = await operatorPage();
+  const spend = await apiGet('/admin/spend', bearer);
+  await page.getByTestId('spend-svg').waitFor();
+  const bars = await page.getByTestId('spend-bar').evaluateAll((rects) =>
+    rects.map((r) => `${r.dataset.day} ${r.dataset.provider} ${r.dataset.tokens}`),
+  );
+  assert.ok(spend.days.length > 0, 'the earlier tests spent tokens today');
+  assert.deepEqual(bars.sort(), spend.days.map((d) => `${d.day} ${d.provider} ${d.promptTokens + d.completionTokens}`).sort());
+
+  // A dead letter in the picture; replayed afterwards so nothing is left waiting.
+  const letter = deadLetteredJob(sub, `fix the off-by-one in last_index (${unique('dlq-photo')})`);
+  await page.getByTestId('dlq-refresh').click();
+  const row = page.locator(`[data-testid="dlq-row"][data-job-id="${letter.jobId}"]`);
+  await row.waitFor();
+  await row.getByTestId('dlq-select').check();
+  const dir = path.join(REPO_ROOT, 'docs', 'screenshots');
+  await mkdir(dir, { recursive: true });
+  await page.getByTestId('console').screenshot({ path: path.join(dir, 'operator-console.png') });
+  const replay = await fetch(`${API}/admin/dlq/replay`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ ids: [await row.getAttribute('data-id')] }),
+  });
+  assert.equal(replay.status, 200);
+  assertNoPageErrors(page);
+});
