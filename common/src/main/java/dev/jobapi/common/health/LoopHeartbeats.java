@@ -1,5 +1,7 @@
 package dev.jobapi.common.health;
 
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Clock;
 import java.time.Duration;
@@ -12,7 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * When each background loop (outbox relay, recovery sweep, pruner, acceptance runner, consumer)
  * last finished a round. A loop registers how long it may go without a beat; one whose last beat is
  * older is stalled: its thread died, hangs, or every round fails. {@link LoopHeartbeatCheck} reports
- * that, so Kubernetes restarts the pod.
+ * that, so Kubernetes restarts the pod, and each loop's age and stalled flag are gauges, so an
+ * alert can say which loop stopped (k8s/addons/monitoring).
  */
 @ApplicationScoped
 public class LoopHeartbeats {
@@ -24,15 +27,26 @@ public class LoopHeartbeats {
 
     private final Map<String, Loop> loops = new ConcurrentHashMap<>();
     private final Clock clock;
+    private final MeterRegistry registry;
 
-    LoopHeartbeats(Clock clock) {
+    LoopHeartbeats(Clock clock, MeterRegistry registry) {
         this.clock = clock;
+        this.registry = registry;
     }
 
     /** Registers a loop that is stalled once it goes {@code staleAfter} without a beat; its clock starts now. */
     public void expect(String loop, Duration staleAfter) {
         Duration bound = staleAfter.compareTo(MIN_STALE_AFTER) < 0 ? MIN_STALE_AFTER : staleAfter;
         loops.put(loop, new Loop(bound, clock.instant()));
+        Gauge.builder("jobapi.background.loop.round.age", this, heartbeats -> heartbeats.ageSeconds(loop))
+                .baseUnit("seconds")
+                .tag("loop", loop)
+                .description("Seconds since the background loop last finished a round")
+                .register(registry);
+        Gauge.builder("jobapi.background.loop.stalled", this, heartbeats -> heartbeats.isStalled(loop) ? 1 : 0)
+                .tag("loop", loop)
+                .description("1 while the background loop has gone past its bound without finishing a round, else 0")
+                .register(registry);
     }
 
     /** The loop finished a round. */
@@ -46,6 +60,17 @@ public class LoopHeartbeats {
         Map<String, Duration> ages = new TreeMap<>();
         loops.forEach((name, loop) -> ages.put(name, Duration.between(loop.lastBeat(), now)));
         return ages;
+    }
+
+    private double ageSeconds(String name) {
+        Loop loop = loops.get(name);
+        return loop == null
+                ? Double.NaN
+                : Duration.between(loop.lastBeat(), clock.instant()).toMillis() / 1000.0;
+    }
+
+    private boolean isStalled(String name) {
+        return stalled().containsKey(name);
     }
 
     /** The loops whose last beat is older than their bound. */

@@ -2,6 +2,7 @@ package dev.jobapi.common.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -42,7 +43,7 @@ class BackgroundLoopsTest {
     @Test
     void aRoundThatThrowsAnErrorIsLoggedAndStillBeatsSoTheNextRoundRuns() {
         HandClock clock = new HandClock();
-        LoopHeartbeats heartbeats = new LoopHeartbeats(clock);
+        LoopHeartbeats heartbeats = new LoopHeartbeats(clock, new SimpleMeterRegistry());
         BackgroundLoops loops = new BackgroundLoops(heartbeats);
         loops.expect("relay-like", Duration.ofSeconds(1), Duration.ZERO);
         AtomicInteger rounds = new AtomicInteger();
@@ -61,7 +62,7 @@ class BackgroundLoopsTest {
 
     @Test
     void onceShutdownBeganTheSchedulerSkipsRoundsAndNoRoundStarts() {
-        LoopHeartbeats heartbeats = new LoopHeartbeats(Clock.systemUTC());
+        LoopHeartbeats heartbeats = new LoopHeartbeats(Clock.systemUTC(), new SimpleMeterRegistry());
         BackgroundLoops loops = new BackgroundLoops(heartbeats);
         AtomicInteger rounds = new AtomicInteger();
         assertThat(loops.test(null)).isFalse();
@@ -78,7 +79,7 @@ class BackgroundLoopsTest {
     @Test
     void aLoopIsStalledAfterSixIntervalsPlusItsLongestRound() {
         HandClock clock = new HandClock();
-        LoopHeartbeats heartbeats = new LoopHeartbeats(clock);
+        LoopHeartbeats heartbeats = new LoopHeartbeats(clock, new SimpleMeterRegistry());
         BackgroundLoops loops = new BackgroundLoops(heartbeats);
         loops.expect("reconciler", Duration.ofSeconds(30), Duration.ofMinutes(5));
 
@@ -91,7 +92,8 @@ class BackgroundLoopsTest {
     @Test
     void aLoopThatStopsBeatingIsStalledAndTheCheckGoesDown() {
         HandClock clock = new HandClock();
-        LoopHeartbeats heartbeats = new LoopHeartbeats(clock);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        LoopHeartbeats heartbeats = new LoopHeartbeats(clock, registry);
         LoopHeartbeatCheck check = new LoopHeartbeatCheck(heartbeats);
         heartbeats.expect("outbox-relay", Duration.ofMinutes(1));
         heartbeats.expect("reconciler", Duration.ofMinutes(1));
@@ -105,5 +107,21 @@ class BackgroundLoopsTest {
         assertThat(heartbeats.stalled()).containsOnlyKeys("outbox-relay");
         assertThat(check.call().getStatus().name()).isEqualTo("DOWN");
         assertThat(check.call().getData().orElseThrow()).containsKey("outbox-relay-last-round-ms-ago");
+        // The gauges an alert reads say which loop stopped.
+        assertThat(registry.get("jobapi.background.loop.stalled")
+                        .tag("loop", "outbox-relay")
+                        .gauge()
+                        .value())
+                .isEqualTo(1);
+        assertThat(registry.get("jobapi.background.loop.stalled")
+                        .tag("loop", "reconciler")
+                        .gauge()
+                        .value())
+                .isZero();
+        assertThat(registry.get("jobapi.background.loop.round.age")
+                        .tag("loop", "outbox-relay")
+                        .gauge()
+                        .value())
+                .isEqualTo(70);
     }
 }
