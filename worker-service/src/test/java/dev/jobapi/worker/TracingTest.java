@@ -7,6 +7,8 @@ import com.rabbitmq.client.AMQP;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.testing.SpanTree;
 import dev.jobapi.common.tracing.TraceAttributes;
+import dev.jobapi.fakeprovider.Script;
+import dev.jobapi.fakeprovider.Step;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.data.SpanData;
@@ -91,6 +93,34 @@ class TracingTest extends WorkerTestSupport {
         assertThat(apply.getAttributes().get(TraceAttributes.APPLY_TARGET)).contains(job.toString());
         // The rendering docs/trace-example.md shows.
         System.out.println(SpanTree.render(inTrace()));
+    }
+
+    /**
+     * The reconciler's work on an attempt belongs to no request: it is a span of its own, linked to
+     * the trace the attempt's outbox row kept, naming the job and the attempt.
+     */
+    @Test
+    void lostAnswerFoundByTheReconcilerIsASpanLinkedToTheTraceThatMadeTheAttempt() {
+        fake().addScript(Script.of("traced answer lost", Step.delayed(3_000)));
+        UUID job = aJob("traced answer lost");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        execute("INSERT INTO outbox (attempt_id, job_id, created_at, sent_at, traceparent) VALUES ('" + attempt + "', '"
+                + job + "', now(), now(), '00-" + TRACE_ID + "-" + PUBLISH_SPAN_ID + "-01')");
+        publish(attempt, job);
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(spans.getFinishedSpanItems())
+                .anyMatch(span -> span.getName().equals("recovery lost-answer lookup")
+                        && span.getLinks().stream()
+                                .anyMatch(link ->
+                                        link.getSpanContext().getTraceId().equals(TRACE_ID))));
+        SpanData lookup = spans.getFinishedSpanItems().stream()
+                .filter(span -> span.getName().equals("recovery lost-answer lookup"))
+                .filter(span -> attempt.toString().equals(span.getAttributes().get(TraceAttributes.ATTEMPT_ID)))
+                .findFirst()
+                .orElseThrow();
+        assertThat(lookup.getTraceId()).isNotEqualTo(TRACE_ID); // its own trace, linked, not a child
+        assertNames(lookup, job, attempt);
     }
 
     private List<SpanData> inTrace() {

@@ -44,11 +44,18 @@ public class Tracing {
 
     private final Tracer tracer;
     private final TextMapPropagator propagator;
+    private final boolean enabled;
 
     Tracing(OpenTelemetry openTelemetry, @ConfigProperty(name = "quarkus.otel.sdk.disabled") boolean sdkDisabled) {
+        this.enabled = !sdkDisabled;
         OpenTelemetry used = sdkDisabled ? OpenTelemetry.noop() : openTelemetry;
         this.tracer = used.getTracer(SCOPE);
         this.propagator = used.getPropagators().getTextMapPropagator();
+    }
+
+    /** Whether spans are recorded: callers skip reading a context they would only link to when not. */
+    public boolean enabled() {
+        return enabled;
     }
 
     /**

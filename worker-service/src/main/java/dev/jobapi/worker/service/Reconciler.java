@@ -57,6 +57,7 @@ public class Reconciler {
     private final Clock clock;
     private final BackgroundLoops loops;
     private final BrokerConnection broker;
+    private final RecoverySpans recoverySpans;
 
     Reconciler(
             AttemptSteps steps,
@@ -70,7 +71,8 @@ public class Reconciler {
             WorkerConfig config,
             Clock clock,
             BackgroundLoops loops,
-            BrokerConnection broker) {
+            BrokerConnection broker,
+            RecoverySpans recoverySpans) {
         this.steps = steps;
         this.outcomes = outcomes;
         this.election = election;
@@ -83,6 +85,7 @@ public class Reconciler {
         this.clock = clock;
         this.loops = loops;
         this.broker = broker;
+        this.recoverySpans = recoverySpans;
     }
 
     void expectHeartbeat(@Observes StartupEvent event) {
@@ -252,7 +255,7 @@ public class Reconciler {
                 break;
             }
             try {
-                if (reconciliation.reconcile(attemptId)) {
+                if (recoverySpans.run("lost-answer lookup", attemptId, () -> reconciliation.reconcile(attemptId))) {
                     reconciled++;
                 }
             } catch (RuntimeException e) {
@@ -279,7 +282,10 @@ public class Reconciler {
                 return;
             }
             try {
-                action.accept(id);
+                recoverySpans.run(step, id, () -> {
+                    action.accept(id);
+                    return null;
+                });
             } catch (RuntimeException e) {
                 LOG.errorf("Recovery (%s) of attempt %s failed, a later round retries: %s", step, id, e.toString());
             }
