@@ -12,7 +12,7 @@ import java.util.UUID;
 public record AcceptanceRun(
         UUID id,
         String provider,
-        String state,
+        AcceptanceState state,
         String requestedBy,
         Instant requestedAt,
         Instant startedAt,
@@ -22,12 +22,7 @@ public record AcceptanceRun(
         int tasksPassed,
         @JsonRawValue String results) {
 
-    public static final String REQUESTED = "requested";
-    public static final String RUNNING = "running";
-    public static final String PASSED = "passed";
-    public static final String FAILED = "failed";
-
     public boolean finished() {
-        return PASSED.equals(state) || FAILED.equals(state);
+        return state.isFinished();
     }
 }

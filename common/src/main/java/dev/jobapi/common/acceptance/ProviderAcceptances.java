@@ -28,29 +28,36 @@ public class ProviderAcceptances {
     /** A requested run, and whether this request made it (false: one was waiting or going already). */
     public record Requested(AcceptanceRun run, boolean created) {}
 
-    /** Asks for a run; a run of this provider that is still requested or running is returned instead. */
+    /**
+     * Asks for a run; a run of this provider that is still requested or running is returned instead.
+     * One pending run per provider is the partial unique index provider_acceptance_one_pending: of
+     * concurrent requests one inserts, the others find its run.
+     */
     @Transactional(Transactional.TxType.MANDATORY)
     public Requested request(String provider, String operator, Instant now) {
-        // One pending run per provider: serialise concurrent requests on the provider's name.
-        em.createNativeQuery("SELECT pg_advisory_xact_lock(hashtext('provider_acceptance:' || ?1))")
-                .setParameter(1, provider)
-                .getSingleResult();
-        Optional<AcceptanceRun> pending = one(
-                "SELECT " + COLUMNS + " FROM provider_acceptance WHERE provider = ?1"
-                        + " AND state IN ('requested', 'running') ORDER BY requested_at LIMIT 1",
-                provider);
-        if (pending.isPresent()) {
-            return new Requested(pending.get(), false);
+        while (true) {
+            @SuppressWarnings("unchecked")
+            List<UUID> inserted = em.createNativeQuery(
+                            "INSERT INTO provider_acceptance (id, provider, state, requested_by, requested_at)"
+                                    + " VALUES (?1, ?2, 'requested', ?3, ?4) ON CONFLICT (provider)"
+                                    + " WHERE state IN ('requested', 'running') DO NOTHING RETURNING id")
+                    .setParameter(1, UUID.randomUUID())
+                    .setParameter(2, provider)
+                    .setParameter(3, operator)
+                    .setParameter(4, now)
+                    .getResultList();
+            if (!inserted.isEmpty()) {
+                return new Requested(find(inserted.get(0)).orElseThrow(), true);
+            }
+            Optional<AcceptanceRun> pending = one(
+                    "SELECT " + COLUMNS + " FROM provider_acceptance WHERE provider = ?1"
+                            + " AND state IN ('requested', 'running')",
+                    provider);
+            if (pending.isPresent()) {
+                return new Requested(pending.get(), false);
+            }
+            // The pending run finished between the two statements: ask again.
         }
-        UUID id = UUID.randomUUID();
-        em.createNativeQuery("INSERT INTO provider_acceptance (id, provider, state, requested_by, requested_at)"
-                        + " VALUES (?1, ?2, 'requested', ?3, ?4)")
-                .setParameter(1, id)
-                .setParameter(2, provider)
-                .setParameter(3, operator)
-                .setParameter(4, now)
-                .executeUpdate();
-        return new Requested(find(id).orElseThrow(), true);
     }
 
     public Optional<AcceptanceRun> find(UUID id) {
@@ -83,7 +90,7 @@ public class ProviderAcceptances {
             return Optional.of("no acceptance run of " + provider + " has finished");
         }
         AcceptanceRun run = latest.get();
-        if (!AcceptanceRun.PASSED.equals(run.state())) {
+        if (run.state() != AcceptanceState.PASSED) {
             return Optional.of("the latest acceptance run of " + provider + " (" + run.id() + ") failed at "
                     + run.finishedAt() + ": " + run.tasksPassed() + " of " + run.tasksTotal() + " tasks passed");
         }
@@ -162,7 +169,7 @@ public class ProviderAcceptances {
         return new AcceptanceRun(
                 (UUID) row[0],
                 (String) row[1],
-                (String) row[2],
+                AcceptanceState.fromWireName((String) row[2]),
                 (String) row[3],
                 (Instant) row[4],
                 (Instant) row[5],
