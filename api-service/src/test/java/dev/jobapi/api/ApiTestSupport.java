@@ -77,6 +77,18 @@ public abstract class ApiTestSupport {
         return id;
     }
 
+    /** A job of the owner whose first attempt has this usage record (null tokens for unknown spend). */
+    protected void aJobWithUsage(String owner, String provider, Integer prompt, Integer completion, String source) {
+        String job = createJob(Tokens.user(owner), "k-" + provider + prompt + source, JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        execute("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source,"
+                + " recorded_at) SELECT id, '" + owner + "', '" + provider + "', " + prompt + ", " + completion
+                + ", '" + source + "', now() FROM attempt WHERE job_id = '" + job + "'");
+    }
+
     protected long count(String sql) {
         return QuarkusTransaction.requiringNew()
                 .call(() -> ((Number) em.createNativeQuery(sql).getSingleResult()).longValue());

@@ -15,17 +15,6 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 class ConsoleTest extends ApiTestSupport {
 
-    private void usage(String owner, String provider, Integer prompt, Integer completion, String source) {
-        String job = createJob(Tokens.user(owner), "k-" + provider + prompt + source, JOB_BODY)
-                .then()
-                .statusCode(201)
-                .extract()
-                .path("id");
-        execute("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source,"
-                + " recorded_at) SELECT id, '" + owner + "', '" + provider + "', " + prompt + ", " + completion
-                + ", '" + source + "', now() FROM attempt WHERE job_id = '" + job + "'");
-    }
-
     @Test
     void meGivesOperatorsEveryConsoleSectionAndOthersNone() {
         as(Tokens.of("otto", "operator"))
@@ -46,10 +35,10 @@ class ConsoleTest extends ApiTestSupport {
 
     @Test
     void spendSumsEveryOwnersLedgerPerProviderAndDay() {
-        usage("alice", "fake-a", 10, 20, "provider_reported");
-        usage("bob", "fake-a", 100, 200, "provider_reported");
-        usage("bob", "fake-a", null, null, "unknown");
-        usage("carol", "fake-b", 5, 5, "provider_reported");
+        aJobWithUsage("alice", "fake-a", 10, 20, "provider_reported");
+        aJobWithUsage("bob", "fake-a", 100, 200, "provider_reported");
+        aJobWithUsage("bob", "fake-a", null, null, "unknown");
+        aJobWithUsage("carol", "fake-b", 5, 5, "provider_reported");
 
         as(Tokens.of("otto", "operator"))
                 .get("/admin/spend")

@@ -9,24 +9,13 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 class UsageTest extends ApiTestSupport {
 
-    private void usage(String owner, String provider, Integer prompt, Integer completion, String source) {
-        String job = createJob(Tokens.user(owner), "k-" + provider + prompt + source, JOB_BODY)
-                .then()
-                .statusCode(201)
-                .extract()
-                .path("id");
-        execute("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source,"
-                + " recorded_at) SELECT id, '" + owner + "', '" + provider + "', " + prompt + ", " + completion
-                + ", '" + source + "', now() FROM attempt WHERE job_id = '" + job + "'");
-    }
-
     @Test
     void sumsTheCallersLedgerByProviderAndDay() {
-        usage("alice", "fake-a", 10, 20, "provider_reported");
-        usage("alice", "fake-a", 1, 2, "provider_reported");
-        usage("alice", "fake-a", null, null, "unknown");
-        usage("alice", "fake-b", 5, 5, "provider_reported");
-        usage("bob", "fake-a", 100, 100, "provider_reported");
+        aJobWithUsage("alice", "fake-a", 10, 20, "provider_reported");
+        aJobWithUsage("alice", "fake-a", 1, 2, "provider_reported");
+        aJobWithUsage("alice", "fake-a", null, null, "unknown");
+        aJobWithUsage("alice", "fake-b", 5, 5, "provider_reported");
+        aJobWithUsage("bob", "fake-a", 100, 100, "provider_reported");
         as(Tokens.user("alice"))
                 .get("/usage")
                 .then()
@@ -43,7 +32,7 @@ class UsageTest extends ApiTestSupport {
 
     @Test
     void onlyOperatorsReadAnotherOwnersUsage() {
-        usage("bob", "fake-a", 100, 100, "provider_reported");
+        aJobWithUsage("bob", "fake-a", 100, 100, "provider_reported");
         as(Tokens.user("alice")).get("/usage?owner=bob").then().statusCode(403);
         as(Tokens.of("otto", "operator"))
                 .get("/usage?owner=bob")

@@ -3,8 +3,6 @@ package dev.jobapi.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.rabbitmq.client.AMQP;
-import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.testing.SpanTree;
 import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.fakeprovider.Script;
@@ -16,7 +14,6 @@ import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -59,7 +56,9 @@ class TracingTest extends WorkerTestSupport {
     void messageCarryingATraceparentIsWorkedInThatTraceFromClaimToAck() {
         UUID job = aJob("traced path");
         UUID attempt = aStartingAttempt(job, "fake-a");
-        publishWithHeaders(attempt, job, Map.of("traceparent", "00-" + TRACE_ID + "-" + PUBLISH_SPAN_ID + "-01"));
+        publishRaw(
+                "{\"attemptId\":\"" + attempt + "\",\"jobId\":\"" + job + "\"}",
+                Map.of("traceparent", "00-" + TRACE_ID + "-" + PUBLISH_SPAN_ID + "-01"));
         await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
 
         await().atMost(PATIENCE)
@@ -143,23 +142,5 @@ class TracingTest extends WorkerTestSupport {
         assertThat(span.getAttributes().get(TraceAttributes.ATTEMPT_ID))
                 .as(span.getName())
                 .isEqualTo(attempt.toString());
-    }
-
-    private void publishWithHeaders(UUID attemptId, UUID jobId, Map<String, Object> headers) {
-        broker.withChannel(channel -> {
-            channel.confirmSelect();
-            channel.basicPublish(
-                    AttemptTopology.EXCHANGE,
-                    AttemptTopology.ROUTING_KEY,
-                    new AMQP.BasicProperties.Builder()
-                            .contentType("application/json")
-                            .deliveryMode(2)
-                            .headers(headers)
-                            .build(),
-                    ("{\"attemptId\":\"" + attemptId + "\",\"jobId\":\"" + jobId + "\"}")
-                            .getBytes(StandardCharsets.UTF_8));
-            channel.waitForConfirmsOrDie(5_000);
-            return null;
-        });
     }
 }

@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.eclipse.jgit.api.Git;
 import org.eclipse.jgit.api.errors.GitAPIException;
@@ -88,6 +89,11 @@ public abstract class WorkerTestSupport {
     }
 
     protected void publishRaw(String body) {
+        publishRaw(body, Map.of());
+    }
+
+    /** Publishes as the relay does, with these AMQP headers (a {@code traceparent}, say). */
+    protected void publishRaw(String body, Map<String, Object> headers) {
         broker.withChannel(channel -> {
             channel.confirmSelect();
             channel.basicPublish(
@@ -96,6 +102,7 @@ public abstract class WorkerTestSupport {
                     new AMQP.BasicProperties.Builder()
                             .contentType("application/json")
                             .deliveryMode(2)
+                            .headers(headers)
                             .build(),
                     body.getBytes(StandardCharsets.UTF_8));
             channel.waitForConfirmsOrDie(5_000);

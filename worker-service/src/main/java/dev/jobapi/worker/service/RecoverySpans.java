@@ -30,14 +30,17 @@ public class RecoverySpans {
         this.attempts = attempts;
     }
 
+    /** The attempt's job and the trace of the request that made it. */
+    private record Origin(UUID jobId, TraceParent trace) {}
+
     public <T> T run(String step, UUID attemptId, Supplier<T> work) {
         if (!tracing.enabled()) {
             return work.get();
         }
-        UUID jobId = QuarkusTransaction.requiringNew()
-                .call(() ->
-                        attempts.findByIdOptional(attemptId).map(Attempt::jobId).orElse(null));
-        TraceParent origin = QuarkusTransaction.requiringNew().call(() -> outbox.traceOf(attemptId));
-        return tracing.inLinkedSpan("recovery " + step, jobId, attemptId, origin, span -> work.get());
+        Origin origin = QuarkusTransaction.requiringNew()
+                .call(() -> new Origin(
+                        attempts.findByIdOptional(attemptId).map(Attempt::jobId).orElse(null),
+                        outbox.traceOf(attemptId)));
+        return tracing.inLinkedSpan("recovery " + step, origin.jobId(), attemptId, origin.trace(), span -> work.get());
     }
 }
