@@ -42,10 +42,14 @@ public class LoopHeartbeats {
                 .baseUnit("seconds")
                 .tag("loop", loop)
                 .description("Seconds since the background loop last finished a round")
+                // Strong: a weakly held bean of an application restarted in the same JVM (tests) left
+                // its series reading NaN, which the Prometheus scrape leaves out.
+                .strongReference(true)
                 .register(registry);
         Gauge.builder("jobapi.background.loop.stalled", this, heartbeats -> heartbeats.isStalled(loop) ? 1 : 0)
                 .tag("loop", loop)
                 .description("1 while the background loop has gone past its bound without finishing a round, else 0")
+                .strongReference(true)
                 .register(registry);
     }
 
