@@ -20,6 +20,7 @@ import java.util.Set;
  *   Report cpu-table FILE        the "cpu ..." lines of FILE as a Markdown table
  *   Report goals FIGURES CPU     the goals table (see {@link Goals}) from FIGURES ("name value" lines)
  *                                and the "cpu ..." lines of CPU
+ *   Report hot FILE.jfr [TOP]    the hottest methods and libraries of a JFR recording (see {@link HotFrames})
  * </pre>
  */
 public final class Report {
@@ -35,6 +36,8 @@ public final class Report {
             case "cpu-table" -> System.out.print(cpuTable(readCpu(Path.of(argument(args, 1)))));
             case "goals" -> System.out.print(
                     new Goals(readFigures(Path.of(argument(args, 1))), readCpu(Path.of(argument(args, 2)))).markdown());
+            case "hot" -> System.out.print(HotFrames.of(Path.of(argument(args, 1)))
+                    .markdown(args.length > 2 ? Integer.parseInt(args[2]) : 25));
             default -> usage("unknown command " + args[0]);
         }
     }
@@ -135,7 +138,8 @@ public final class Report {
                 "Report: " + problem,
                 "usage: Report cpu --label L --before FILE --after FILE --jobs N --seconds S --hz HZ [--process NAME=PID]...",
                 "       Report cpu-table FILE",
-                "       Report goals FIGURES CPU"));
+                "       Report goals FIGURES CPU",
+                "       Report hot FILE.jfr [TOP]"));
         lines.forEach(System.err::println);
         System.exit(2);
     }
