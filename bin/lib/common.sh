@@ -38,6 +38,6 @@ as_root() {
   fi
 }
 
-# The heap locally run services get (bin/dev up, bench/run): unbounded, a JVM grows into a quarter
-# of the machine's memory under load.
-SERVICE_HEAP=-Xmx256m
+# The JVM options locally run services get (bin/dev up, bench/run): without a heap bound a JVM grows
+# into a quarter of the machine's memory under load.
+SERVICE_JVM_OPTS=(-Xmx256m)

@@ -28,7 +28,8 @@
 #   pidfile_pid PIDFILE JAR        prints the pid in PIDFILE when it runs JAR; fails otherwise
 #   spawn_jvm LOG PIDFILE ENV... -- JAVA_ARGS...
 #                                  java in the background, detached from the terminal, appending
-#                                  to LOG; its pid in PIDFILE (and in $!)
+#                                  to LOG; its pid in PIDFILE (and in $!); a -jar whose build made a
+#                                  class-data-sharing archive runs from the jar's directory with it
 #   stop_pid PID GRACE             SIGTERM, up to GRACE seconds, then SIGKILL; fails when it killed
 
 : "${PG_HOST:=127.0.0.1}" "${PG_PORT:=5432}" "${MQ_HOST:=127.0.0.1}" "${MQ_PORT:=5672}"
@@ -180,7 +181,9 @@ pid_runs_jar() {
   else
     args=$(ps -p "$pid" -o args= 2>/dev/null) || return 1
   fi
-  [[ "$args" == *"$jar"* ]]
+  [[ "$args" == *"$jar"* ]] && return 0
+  # Started from the jar's own directory (spawn_jvm, class-data sharing): named relatively there.
+  [[ "$args" == *"-jar $(basename "$jar")"* && "$(readlink "/proc/$pid/cwd" 2>/dev/null)" == "$(dirname "$jar")" ]]
 }
 
 pidfile_pid() {
@@ -192,12 +195,25 @@ pidfile_pid() {
 }
 
 spawn_jvm() {
-  local log=$1 pidfile=$2
+  local log=$1 pidfile=$2 dir=.
   shift 2
-  local -a envs=()
+  local -a envs=() args=()
   while [[ "$1" != -- ]]; do envs+=("$1"); shift; done
   shift
-  env "${envs[@]}" nohup java "$@" >>"$log" 2>&1 </dev/null &
+  # A Quarkus jar with the class-data-sharing archive its build made (quarkus.package.jar.appcds) runs
+  # from its own directory: the JVM takes the archive only for the class path it was made with,
+  # quarkus-run.jar named relatively.
+  while [[ $# -gt 0 ]]; do
+    if [[ "$1" == -jar && -f "$(dirname "$2")/app-cds.jsa" ]]; then
+      dir=$(dirname "$2")
+      args+=(-XX:SharedArchiveFile=app-cds.jsa -jar "$(basename "$2")")
+      shift 2
+    else
+      args+=("$1")
+      shift
+    fi
+  done
+  (cd "$dir" && exec env "${envs[@]}" nohup java "${args[@]}") >>"$log" 2>&1 </dev/null &
   echo "$!" >"$pidfile"
 }
 
