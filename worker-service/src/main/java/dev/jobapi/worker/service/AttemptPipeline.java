@@ -116,6 +116,18 @@ public class AttemptPipeline {
         return Disposition.DONE;
     }
 
+    /**
+     * The failure and, when it wraps one, its first cause: a write refused at commit surfaces as the
+     * transaction manager's "could not commit", and the reason must name what the database said.
+     */
+    private static String describe(Throwable failure) {
+        Throwable root = failure;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root == failure ? failure.toString() : failure + ", caused by " + root;
+    }
+
     /** What the provider call came to, with the tokens the provider reported, on its span. */
     private static void describe(Span span, ProviderOutcome outcome) {
         ProviderOutcome.Usage usage = null;
@@ -140,7 +152,8 @@ public class AttemptPipeline {
      * consumes (docs/design.md, rule 14).
      */
     public void deadLettered(UUID attemptId, int failures, Throwable lastFailure) {
-        String why = "its message failed " + failures + " deliveries and was dead-lettered (last: " + lastFailure + ")";
+        String why = "its message failed " + failures + " deliveries and was dead-lettered (last: "
+                + describe(lastFailure) + ")";
         steps.run(attemptId, null, step -> {
             outcomes.deadLettered(step, why);
             return null;
