@@ -31,6 +31,9 @@
 #                                  to LOG; its pid in PIDFILE (and in $!); a -jar whose build made a
 #                                  class-data-sharing archive runs from the jar's directory with it
 #   stop_pid PID GRACE             SIGTERM, up to GRACE seconds, then SIGKILL; fails when it killed
+#   dev_config SERVICE             the environment line that gives api-service or worker-service the
+#                                  providers of local runs, the fake provider's three: the one file
+#                                  dev/config/SERVICE.properties (a build configures none of its own)
 
 : "${PG_HOST:=127.0.0.1}" "${PG_PORT:=5432}" "${MQ_HOST:=127.0.0.1}" "${MQ_PORT:=5672}"
 
@@ -215,6 +218,14 @@ spawn_jvm() {
   done
   (cd "$dir" && exec env "${envs[@]}" nohup java "${args[@]}") >>"$log" 2>&1 </dev/null &
   echo "$!" >"$pidfile"
+}
+
+# Quarkus reads the file named here over the application.properties in the jar (quarkus:dev reads
+# the same file through its %dev profile).
+dev_config() {
+  local file="$ROOT/dev/config/$1.properties"
+  [[ -f "$file" ]] || die "no local provider configuration for $1: $file missing"
+  echo "QUARKUS_CONFIG_LOCATIONS=$file"
 }
 
 # Polls every 0.2 s, so a stop that a benchmark waits for costs no more than the process takes.

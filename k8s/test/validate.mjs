@@ -262,20 +262,22 @@ function serviceTarget(objs, url) {
 
 // ------------------------------------------------------------------- worker's providers ---
 
-// What the worker's Quarkus reads: application.properties in the image, overridden by
+// What a service's Quarkus reads: application.properties in the image, overridden by
 // $PWD/config/application.properties, which the Deployment mounts from a ConfigMap into the
-// image's working directory (quarkus.jib.working-directory, /home/jboss by default).
-function workerConfig(objs, worker, container, jarProps) {
+// image's working directory (quarkus.jib.working-directory, /home/jboss by default). The images
+// configure no provider: the worker's providers and the api's callback secrets come from there.
+function mountedConfig(objs, deployment, container, jarProps) {
   const problems = [];
+  const service = deployment.metadata.name;
   const workingDir = jarProps["quarkus.jib.working-directory"] ?? "/home/jboss";
   if (container.workingDir !== workingDir) {
-    problems.push(`worker workingDir is ${container.workingDir ?? "not set"}: set it to ${workingDir} (the Jib image's directory) and mount config/ there`);
+    problems.push(`${service} workingDir is ${container.workingDir ?? "not set"}: set it to ${workingDir} (the Jib image's directory) and mount config/ there`);
   }
   const configDir = `${container.workingDir ?? workingDir}/config`;
   let mounted = {};
   const mount = (container.volumeMounts ?? []).find((m) => m.mountPath.replace(/\/$/, "") === configDir);
-  const volume = mount && (podSpec(worker).volumes ?? []).find((v) => v.name === mount.name);
-  if (!mount) problems.push(`nothing is mounted at ${configDir}: the worker has only its built-in providers`);
+  const volume = mount && (podSpec(deployment).volumes ?? []).find((v) => v.name === mount.name);
+  if (!mount) problems.push(`nothing is mounted at ${configDir}: ${service} has no provider configuration (the image has none of its own)`);
   else if (!volume?.configMap) problems.push(`${configDir} is not a ConfigMap volume`);
   else {
     const cm = named(objs, "ConfigMap", volume.configMap.name);
@@ -526,6 +528,14 @@ function main(renderedDir) {
     return problems.length ? problems : [note(Object.values(images).join(", "))];
   });
 
+  // ---- the images configure no provider: every one comes from an overlay (k8s/README.md, "Providers")
+  check("the images configure no provider of their own (application.properties, prod profile)", () => [
+    ...Object.keys(props["worker-service"]).filter((k) => k.startsWith("jobapi.provider.")).map((k) => `worker-service: ${k}`),
+    ...Object.keys(props["api-service"])
+      .filter((k) => k.startsWith("jobapi.providers.names") || k.startsWith("jobapi.providers.default-provider") || k.startsWith("jobapi.callbacks.provider."))
+      .map((k) => `api-service: ${k}`),
+  ]);
+
   // ---- the overlays; observability is the dev overlay with tracing and monitoring added
   for (const [overlay, flavour] of [["dev", "dev"], ["prod", "prod"], ["observability", "dev"]]) {
     const objs = renders[overlay];
@@ -570,7 +580,8 @@ function overlayChecks(overlay, flavour, objs, { templateSecrets, props, poms, i
   const workerEnv = envOf(workerMain, objs);
   const apiEnv = envOf(mainOf(api, "api-service"), objs);
   const accepted = String(apiEnv.JOBAPI_PROVIDERS_NAMES ?? "").split(",").map((n) => n.trim()).filter(Boolean);
-  const workerConf = workerConfig(objs, worker, workerMain, props["worker-service"]);
+  const workerConf = mountedConfig(objs, worker, workerMain, props["worker-service"]);
+  const apiConf = mountedConfig(objs, api, mainOf(api, "api-service"), props["api-service"]);
   const providers = new Map(
     [...providerEntries(workerConf.config)]
       .filter(([name]) => accepted.includes(name))
@@ -631,7 +642,7 @@ function overlayChecks(overlay, flavour, objs, { templateSecrets, props, poms, i
   ]);
 
   check(`${overlay}: every provider the api accepts is configured in the worker (its mounted config/application.properties over the image's)`, () => {
-    const problems = [...workerConf.problems];
+    const problems = [...workerConf.problems, ...apiConf.problems];
     if (typeof apiEnv.JOBAPI_PROVIDERS_NAMES !== "string") problems.push("JOBAPI_PROVIDERS_NAMES is not set in the api's ConfigMap");
     if (!accepted.includes(apiEnv.JOBAPI_PROVIDERS_DEFAULT_PROVIDER)) {
       problems.push(`default provider ${apiEnv.JOBAPI_PROVIDERS_DEFAULT_PROVIDER} is not among ${accepted.join(",")}`);
@@ -961,7 +972,7 @@ function overlayChecks(overlay, flavour, objs, { templateSecrets, props, poms, i
       }
       // Every accepted provider the worker sends to the fake must have that key in the api.
       const fakeHost = Object.values(podLabels(fake)).length && of(objs, "Service").find((s) => selects({ matchLabels: s.spec.selector }, podLabels(fake)))?.metadata.name;
-      const apiProps = props["api-service"];
+      const apiProps = apiConf.config;
       const atFake = [...providers].filter(([, p]) => URL.canParse(p["base-url"]?.value ?? "") && new URL(p["base-url"].value).hostname === fakeHost).map(([n]) => n);
       for (const name of atFake) {
         const secret = expand(apiProps[`jobapi.callbacks.provider.${name}.secret`] ?? "", apiEnv, apiProps);

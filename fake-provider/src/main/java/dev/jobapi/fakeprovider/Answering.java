@@ -43,7 +43,7 @@ final class Answering {
         Instant receivedAt = clock.instant();
         // Captured once: a reset during the delay must not move this request's outcome into the next run.
         ProviderState run = state.get();
-        Step scripted = run.takeStep(prompt);
+        Step scripted = run.takeStep(model, prompt);
         Step step = scripted == null ? Step.ok() : scripted;
         int slot = run.logArrival(new ReceivedRequest(
                 receivedAt.toString(),
@@ -59,7 +59,7 @@ final class Answering {
                 null));
         ReceivedRequest.Usage usage = step.omitUsage() ? null : ReceivedRequest.Usage.count(prompt, step.output());
         if (step.callsBack()) {
-            callbacks.schedule(run, receivedAt, step.callbackAfterMs(), prompt, attemptId, id, step.patch(), usage);
+            callbacks.schedule(run, receivedAt, step.callbackAfterMs(), model, attemptId, id, step.patch(), usage);
         }
         // The delay comes before the status line, so a client with a shorter read timeout gives up on a request
         // the provider has already taken and will still complete.

@@ -3,6 +3,7 @@ package dev.jobapi.fakeprovider;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -15,20 +16,20 @@ import java.util.HexFormat;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
  * Signed completion callbacks: a provider that finishes a request after the client gave up tells the job API what it
- * produced. Posted to {@code <base>/callbacks/<provider name>}, the name taken from the prompt's {@code Provider:}
- * line, with the header {@code Jobapi-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>}.
+ * produced. Posted to {@code <base>/callbacks/<model>}, with the header {@code Jobapi-Signature: t=<unix
+ * seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>}. A real provider posts to the callback address configured
+ * for the account the request came from; the fake has no accounts, so the model the request asked for stands in for
+ * it, and every local configuration names each fake provider's model after the provider (fake-a asks for the model
+ * fake-a).
  */
 final class Callbacks {
 
     static final String SIGNATURE_HEADER = "Jobapi-Signature";
-    private static final Pattern PROVIDER_LINE = Pattern.compile("(?m)^Provider: (\\S+)");
     private static final Duration SEND_TIMEOUT = Duration.ofSeconds(5);
 
     private final Clock clock;
@@ -65,14 +66,14 @@ final class Callbacks {
             ProviderState run,
             Instant receivedAt,
             long afterMs,
-            String prompt,
+            String model,
             String attemptId,
             String remoteId,
             String patch,
             ReceivedRequest.Usage usage) {
         long waitMs = Math.max(0, receivedAt.plusMillis(afterMs).toEpochMilli() - clock.millis());
         timer.schedule(
-                () -> run.logCallback(send(prompt, attemptId, remoteId, patch, usage)), waitMs, TimeUnit.MILLISECONDS);
+                () -> run.logCallback(send(model, attemptId, remoteId, patch, usage)), waitMs, TimeUnit.MILLISECONDS);
     }
 
     void stop() {
@@ -80,17 +81,13 @@ final class Callbacks {
     }
 
     private CallbackSent send(
-            String prompt, String attemptId, String remoteId, String patch, ReceivedRequest.Usage usage) {
+            String model, String attemptId, String remoteId, String patch, ReceivedRequest.Usage usage) {
         String sentAt = clock.instant().toString();
         Target configured = target;
         if (configured == null) {
             return new CallbackSent(sentAt, null, attemptId, remoteId, null, "no callback base URL is configured");
         }
-        Matcher provider = PROVIDER_LINE.matcher(prompt);
-        if (!provider.find()) {
-            return new CallbackSent(sentAt, null, attemptId, remoteId, null, "the prompt has no 'Provider: ' line");
-        }
-        String url = configured.baseUrl() + "/callbacks/" + provider.group(1);
+        String url = configured.baseUrl() + "/callbacks/" + pathSegment(model);
         byte[] body = body(attemptId, remoteId, patch, usage);
         long timestamp = clock.instant().getEpochSecond();
         HttpRequest request = HttpRequest.newBuilder(URI.create(url))
@@ -109,6 +106,11 @@ final class Callbacks {
             Thread.currentThread().interrupt();
             return new CallbackSent(sentAt, url, attemptId, remoteId, null, "interrupted: the fake provider stopped");
         }
+    }
+
+    /** The model as one path segment: percent-encoded, spaces as {@code %20} rather than a form's {@code +}. */
+    private static String pathSegment(String model) {
+        return URLEncoder.encode(model, StandardCharsets.UTF_8).replace("+", "%20");
     }
 
     /** The fixed wire format: usage is left out when the step omits it, as the answer itself leaves it out. */

@@ -26,7 +26,8 @@ import java.util.function.Consumer;
  *
  * <pre>{@code
  * try (FakeProvider fake = FakeProvider.start(0)) {
- *     fake.addScript(Script.of("fix the counter", Step.failing(502), Step.ok()));
+ *     fake.addScript(Script.of("fix the counter", Step.failing(502), Step.ok())); // any model, by prompt text
+ *     fake.addScript(Script.forModel("fake-b", Step.failing(400))); // every request for the model fake-b
  *     // point the client under test at fake.baseUrl() + "/v1"
  * }
  * }</pre>
@@ -115,8 +116,8 @@ public final class FakeProvider implements AutoCloseable {
     }
 
     /**
-     * Where steps with {@code callbackAfterMs} post their completion: {@code <baseUrl>/callbacks/<provider name>},
-     * signed with {@code secret}. Until this is called such callbacks are recorded as not sent.
+     * Where steps with {@code callbackAfterMs} post their completion: {@code <baseUrl>/callbacks/<model>}, the model
+     * the request asked for, signed with {@code secret}. Until this is called such callbacks are recorded as not sent.
      */
     public void configureCallbacks(String baseUrl, String secret) {
         callbacks.configure(baseUrl, secret);

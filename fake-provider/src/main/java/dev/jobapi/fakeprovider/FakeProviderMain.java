@@ -19,7 +19,7 @@ public final class FakeProviderMain {
             "",
             "  --port  default: $FAKE_PROVIDER_PORT, else " + DEFAULT_PORT,
             "  --host  default: $FAKE_PROVIDER_HOST, else " + DEFAULT_HOST + " (0.0.0.0 inside a container)",
-            "  --callback-base-url  where scripted callbacks go (<URL>/callbacks/<provider>); default:"
+            "  --callback-base-url  where scripted callbacks go (<URL>/callbacks/<model>); default:"
                     + " $FAKE_CALLBACK_BASE_URL",
             "  --callback-secret    HMAC-SHA256 key of the Jobapi-Signature header; default: $FAKE_CALLBACK_SECRET");
 
@@ -52,7 +52,7 @@ public final class FakeProviderMain {
         FakeProvider fake = FakeProvider.start(options.host(), options.port(), System.out::println);
         if (options.callbackBaseUrl() != null) {
             fake.configureCallbacks(options.callbackBaseUrl(), options.callbackSecret());
-            System.out.println("Scripted callbacks go to " + options.callbackBaseUrl() + "/callbacks/<provider>");
+            System.out.println("Scripted callbacks go to " + options.callbackBaseUrl() + "/callbacks/<model>");
         }
         // SIGTERM runs shutdown hooks: the port is released and open connections are closed before the JVM exits.
         Runtime.getRuntime()

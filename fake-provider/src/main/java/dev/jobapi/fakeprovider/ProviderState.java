@@ -25,10 +25,11 @@ final class ProviderState {
     private final List<ScriptCursor> scripts = new ArrayList<>();
     /**
      * Where to find a script without trying each one (a soak adds one per job, 27,000 in 30 minutes,
-     * and some prompts are half a megabyte): the first script added for each match, by its index in
-     * {@link #scripts}; the lengths of the matches; and the characters they start with.
+     * and some prompts are half a megabyte): the first script added for each model and match (model
+     * null: any model), by its index in {@link #scripts}; the lengths of the matches; and the
+     * characters they start with.
      */
-    private final Map<String, Integer> firstScriptByMatch = new HashMap<>();
+    private final Map<ScriptKey, Integer> firstScriptByKey = new HashMap<>();
 
     private final SortedSet<Integer> matchLengths = new TreeSet<>();
     private final BitSet matchFirstChars = new BitSet(Character.MAX_VALUE + 1);
@@ -43,7 +44,7 @@ final class ProviderState {
     synchronized void addScript(Script script) {
         scripts.add(new ScriptCursor(script));
         String match = script.match();
-        firstScriptByMatch.putIfAbsent(match, scripts.size() - 1);
+        firstScriptByKey.putIfAbsent(new ScriptKey(script.model(), match), scripts.size() - 1);
         matchLengths.add(match.length());
         if (!match.isEmpty()) {
             matchFirstChars.set(match.charAt(0));
@@ -51,27 +52,30 @@ final class ProviderState {
     }
 
     /**
-     * The next step of the first script added whose match the prompt contains, or null for the
-     * default answer: every substring of the prompt as long as some match, starting with a
-     * character some match starts with, is looked up.
+     * The next step of the first script added that takes {@code model} and whose match the prompt
+     * contains, or null for the default answer: every substring of the prompt as long as some match,
+     * starting with a character some match starts with, is looked up for this model and for any model.
      */
-    synchronized Step takeStep(String prompt) {
+    synchronized Step takeStep(String model, String prompt) {
         int first = Integer.MAX_VALUE;
         for (int length : matchLengths) {
             for (int start = 0; start + length <= prompt.length(); start++) {
                 if (length > 0 && !matchFirstChars.get(prompt.charAt(start))) {
                     continue;
                 }
-                Integer index = firstScriptByMatch.get(prompt.substring(start, start + length));
-                if (index != null && index < first) {
-                    first = index;
-                }
+                String candidate = prompt.substring(start, start + length);
+                first = Math.min(first, indexOf(new ScriptKey(null, candidate)));
+                first = Math.min(first, indexOf(new ScriptKey(model, candidate)));
                 if (length == 0) {
                     break;
                 }
             }
         }
         return first == Integer.MAX_VALUE ? null : scripts.get(first).next();
+    }
+
+    private int indexOf(ScriptKey key) {
+        return firstScriptByKey.getOrDefault(key, Integer.MAX_VALUE);
     }
 
     /** Logs an arrival and returns its slot, so the log keeps arrival order even when answers finish out of order. */
@@ -138,6 +142,9 @@ final class ProviderState {
     private static String metadataEntry(String key, String value) {
         return key + "=" + value;
     }
+
+    /** The model (null: any) and the prompt text a script is looked up by. */
+    private record ScriptKey(String model, String match) {}
 
     /** A script and how many of its steps have been taken. */
     private static final class ScriptCursor {

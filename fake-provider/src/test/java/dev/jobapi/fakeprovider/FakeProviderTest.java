@@ -441,6 +441,22 @@ class FakeProviderTest {
     }
 
     @Test
+    void aScriptPostedOverHttpWithAModelAnswersOnlyRequestsForThatModel() throws Exception {
+        HttpResponse<String> created =
+                CLIENT.send(post("/fake/scripts", "{\"model\":\"fake-b\",\"steps\":[{\"status\":503}]}"), ofString());
+
+        assertEquals(201, created.statusCode(), created.body());
+        assertEquals("fake-b", JSON.readTree(created.body()).path("model").asText());
+        ObjectNode forFakeB = (ObjectNode) JSON.readTree(chat("the same prompt", null, false));
+        forFakeB.put("model", "fake-b");
+        assertEquals(503, send(forFakeB.toString()).statusCode());
+        assertEquals(200, send(chat("the same prompt", null, false)).statusCode(), "gpt-test is another model");
+        HttpResponse<String> blankModel =
+                CLIENT.send(post("/fake/scripts", "{\"model\":\" \",\"steps\":[{\"status\":503}]}"), ofString());
+        assertEquals(400, blankModel.statusCode(), blankModel.body());
+    }
+
+    @Test
     void deletingScriptsForgetsScriptsRequestsAndStoredCompletions() throws Exception {
         fake.addScript(Script.of("anything", Step.failing(500)));
         String id = JSON.readTree(send(chat("stored", "attempt-x", false)).body())

@@ -5,8 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import org.junit.jupiter.api.Test;
 
-/** Which script answers a prompt: the first one added whose match the prompt contains. */
+/** Which script answers a request: the first one added that takes its model and whose match its prompt contains. */
 class ProviderStateTest {
+
+    /** A model no script in these tests names. */
+    private static final String ANY_MODEL = "gpt-test";
 
     @Test
     void theFirstScriptAddedWhoseMatchThePromptContainsAnswers() {
@@ -15,9 +18,9 @@ class ProviderStateTest {
         state.addScript(Script.of("[job-1]", Step.failing(429)));
         state.addScript(Script.of("[job-12]", Step.failing(500)));
 
-        assertEquals(502, statusOf(state.takeStep("fix it [job-1]")));
-        assertEquals(500, statusOf(state.takeStep("fix it [job-12] now")));
-        assertNull(state.takeStep("fix it [job-2]"));
+        assertEquals(502, statusOf(state.takeStep(ANY_MODEL, "fix it [job-1]")));
+        assertEquals(500, statusOf(state.takeStep(ANY_MODEL, "fix it [job-12] now")));
+        assertNull(state.takeStep(ANY_MODEL, "fix it [job-2]"));
     }
 
     @Test
@@ -29,9 +32,9 @@ class ProviderStateTest {
         state.addScript(Script.of("[soak x]", Step.failing(502), Step.failing(503)));
         String prompt = "context ".repeat(60_000) + "[soak x] " + "[".repeat(1_000);
 
-        assertEquals(502, statusOf(state.takeStep(prompt)));
-        assertEquals(503, statusOf(state.takeStep(prompt)));
-        assertEquals(503, statusOf(state.takeStep(prompt)));
+        assertEquals(502, statusOf(state.takeStep(ANY_MODEL, prompt)));
+        assertEquals(503, statusOf(state.takeStep(ANY_MODEL, prompt)));
+        assertEquals(503, statusOf(state.takeStep(ANY_MODEL, prompt)));
     }
 
     @Test
@@ -41,9 +44,42 @@ class ProviderStateTest {
         state.addScript(Script.of("", Step.failing(503)));
         state.addScript(Script.of("[b]", Step.failing(500)));
 
-        assertEquals(429, statusOf(state.takeStep("x [a]")));
-        assertEquals(503, statusOf(state.takeStep("x [b]")));
-        assertEquals(503, statusOf(state.takeStep("")));
+        assertEquals(429, statusOf(state.takeStep(ANY_MODEL, "x [a]")));
+        assertEquals(503, statusOf(state.takeStep(ANY_MODEL, "x [b]")));
+        assertEquals(503, statusOf(state.takeStep(ANY_MODEL, "")));
+    }
+
+    @Test
+    void aScriptForAModelAnswersOnlyThatModelAndNoModelWhoseNameMerelyStartsTheSame() {
+        ProviderState state = new ProviderState();
+        state.addScript(Script.forModel("fake-a", Step.failing(400)));
+
+        assertEquals(400, statusOf(state.takeStep("fake-a", "any prompt at all")));
+        assertNull(state.takeStep("fake-a2", "any prompt at all"));
+        assertNull(state.takeStep("fake-anthropic", "any prompt at all"));
+        assertNull(state.takeStep("fake-b", "fake-a"), "the model, not the prompt text, is matched");
+    }
+
+    @Test
+    void aScriptForAModelAndAMatchNeedsBoth() {
+        ProviderState state = new ProviderState();
+        state.addScript(Script.forModel("fake-b", "Add a new file NOTICE", Step.failing(429)));
+
+        assertEquals(429, statusOf(state.takeStep("fake-b", "Add a new file NOTICE whose only line is: x")));
+        assertNull(state.takeStep("fake-b", "Rename greet"));
+        assertNull(state.takeStep("fake-a", "Add a new file NOTICE whose only line is: x"));
+    }
+
+    @Test
+    void theFirstScriptAddedAnswersWhetherItNamesTheModelOrNot() {
+        ProviderState state = new ProviderState();
+        state.addScript(Script.of("[job-1]", Step.failing(502)));
+        state.addScript(Script.forModel("fake-a", Step.failing(400)));
+        state.addScript(Script.of("[job-2]", Step.failing(503)));
+
+        assertEquals(502, statusOf(state.takeStep("fake-a", "fix it [job-1]")));
+        assertEquals(400, statusOf(state.takeStep("fake-a", "fix it [job-2]")));
+        assertEquals(503, statusOf(state.takeStep("fake-b", "fix it [job-2]")));
     }
 
     private static int statusOf(Step step) {

@@ -7,6 +7,7 @@ import dev.jobapi.common.acceptance.AcceptanceConfig;
 import dev.jobapi.common.acceptance.ProviderAcceptances;
 import dev.jobapi.fakeprovider.Script;
 import dev.jobapi.fakeprovider.Step;
+import dev.jobapi.worker.acceptance.AcceptanceFixtures;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -59,6 +60,9 @@ class AcceptanceRunnerTest extends WorkerTestSupport {
     ProviderAcceptances acceptances;
 
     @Inject
+    AcceptanceFixtures fixtures;
+
+    @Inject
     AcceptanceConfig config;
 
     @Test
@@ -104,7 +108,7 @@ class AcceptanceRunnerTest extends WorkerTestSupport {
 
     @Test
     void providerThatReportsNoUsageFailsAcceptance() {
-        fake().addScript(Script.of("for provider fake-b", Step.withoutUsage()));
+        fake().addScript(Script.forModel("fake-b", Step.withoutUsage()));
 
         UUID run = request("fake-b");
         awaitFinished(run);
@@ -115,8 +119,17 @@ class AcceptanceRunnerTest extends WorkerTestSupport {
                 .startsWith("provider reported no usage");
     }
 
+    /**
+     * Scripts the provider's answer to one task: requests for its model (each fake provider's model is
+     * its name) whose prompt holds the task's instruction, the text any provider is sent.
+     */
     private void answer(String provider, String task, String patch) {
-        fake().addScript(Script.of("Acceptance task: " + task + " for provider " + provider, Step.returning(patch)));
+        String instruction = fixtures.get().tasks().stream()
+                .filter(t -> t.name().equals(task))
+                .findFirst()
+                .orElseThrow()
+                .prompt();
+        fake().addScript(Script.forModel(provider, instruction, Step.returning(patch)));
     }
 
     private UUID request(String provider) {

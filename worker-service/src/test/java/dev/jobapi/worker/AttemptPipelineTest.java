@@ -89,7 +89,7 @@ class AttemptPipelineTest extends WorkerTestSupport {
     @Test
     void twoAttemptsCompletingInReverseOrderHaveExactlyOneWinnerAndOneCommit() throws Exception {
         // Attempt A was requested first but its provider is slower; B finishes first and must win.
-        fake().addScript(Script.of("Provider: fake-a", Step.delayed(1_500)));
+        fake().addScript(Script.forModel("fake-a", Step.delayed(1_500)));
         UUID job = aJob("reverse order");
         UUID first = aStartingAttempt(job, "fake-a");
         UUID second = aStartingAttempt(job, "fake-b");
@@ -494,7 +494,7 @@ class AttemptPipelineTest extends WorkerTestSupport {
 
     @Test
     void lateResultOfASupersededAttemptIsRecordedAfterTheWinnerAndNeverApplied() throws Exception {
-        fake().addScript(Script.of("Provider: fake-a", Step.delayed(3_000)));
+        fake().addScript(Script.forModel("fake-a", Step.delayed(3_000)));
         UUID job = aJob("late loser");
         UUID slow = aStartingAttempt(job, "fake-a");
         publish(slow, job);
@@ -521,7 +521,7 @@ class AttemptPipelineTest extends WorkerTestSupport {
     @Test
     void losingOutputOverTheSizeBoundIsDroppedAndItsDigestKept() {
         String bigPatch = "--- a/big\n+++ b/big\n" + "+x\n".repeat(1_000);
-        fake().addScript(Script.of("Provider: fake-a", new Step(200, 1_500, false, false, bigPatch)));
+        fake().addScript(Script.forModel("fake-a", new Step(200, 1_500, false, false, bigPatch)));
         UUID job = aJob("big loser");
         UUID slow = aStartingAttempt(job, "fake-a");
         UUID fast = aStartingAttempt(job, "fake-b");

@@ -23,7 +23,7 @@ class AutomaticFallbackTest extends WorkerTestSupport {
 
     @Test
     void definitiveFailureMovesToAnAcceptedProviderThroughTheOutbox() throws Exception {
-        fake().addScript(Script.of("Provider: fake-a", Step.failing(400)));
+        fake().addScript(Script.forModel("fake-a", Step.failing(400)));
         anAcceptanceRun("fake-b", "passed", Duration.ofHours(1));
         UUID job = aJobWithFallback("falls back", "fake-b");
         UUID first = aStartingAttempt(job, "fake-a");
@@ -47,7 +47,7 @@ class AutomaticFallbackTest extends WorkerTestSupport {
 
     @Test
     void automaticFallbackToAProviderWithoutPassingAcceptanceIsRefusedWithTheReasonOnTheJob() {
-        fake().addScript(Script.of("Provider: fake-a", Step.failing(400)));
+        fake().addScript(Script.forModel("fake-a", Step.failing(400)));
         anAcceptanceRun("fake-b", "failed", Duration.ofHours(1));
         UUID job = aJobWithFallback("never accepted", "fake-b");
         UUID first = aStartingAttempt(job, "fake-a");
@@ -63,7 +63,7 @@ class AutomaticFallbackTest extends WorkerTestSupport {
 
     @Test
     void providerWithNoFinishedAcceptanceOrAStaleOneIsSkippedForTheNextAcceptedOne() {
-        fake().addScript(Script.of("Provider: fake-a", Step.failing(400)));
+        fake().addScript(Script.forModel("fake-a", Step.failing(400)));
         anAcceptanceRun("fake-c", "passed", Duration.ofDays(8));
         anAcceptanceRun("fake-a2", "passed", Duration.ofMinutes(5));
         anAcceptanceRun("fake-b", "passed", Duration.ofMinutes(5));
@@ -90,7 +90,7 @@ class AutomaticFallbackTest extends WorkerTestSupport {
 
     @Test
     void killSwitchStopsAutomaticFallbackToo() {
-        fake().addScript(Script.of("Provider: fake-a", Step.failing(400)));
+        fake().addScript(Script.forModel("fake-a", Step.failing(400)));
         anAcceptanceRun("fake-b", "passed", Duration.ofHours(1));
         execute("UPDATE fallback_switch SET enabled = false, reason = 'provider B returns garbage', set_by = 'otto'");
         UUID job = aJobWithFallback("switched off", "fake-b");
@@ -105,7 +105,7 @@ class AutomaticFallbackTest extends WorkerTestSupport {
 
     @Test
     void ownerWhoseDailyBudgetIsSpentGetsNoAutomaticFallback() {
-        fake().addScript(Script.of("Provider: fake-a", Step.failing(400)));
+        fake().addScript(Script.forModel("fake-a", Step.failing(400)));
         anAcceptanceRun("fake-b", "passed", Duration.ofHours(1));
         UUID job = aJobWithFallback("over budget", "fake-b");
         execute("UPDATE job SET owner_id = 'thrifty' WHERE id = '" + job + "'");
@@ -124,7 +124,7 @@ class AutomaticFallbackTest extends WorkerTestSupport {
 
     @Test
     void unknownOutcomeNeverStartsAnAutomaticFallback() {
-        fake().addScript(Script.of("Provider: fake-a", Step.delayed(30_000)));
+        fake().addScript(Script.forModel("fake-a", Step.delayed(30_000)));
         anAcceptanceRun("fake-b", "passed", Duration.ofHours(1));
         UUID job = aJobWithFallback("maybe still working", "fake-b");
         UUID first = aStartingAttempt(job, "fake-a");

@@ -44,7 +44,10 @@ class MultiProviderPipelineTest extends WorkerTestSupport {
         ReceivedRequest request = requestsMatching("anthropic path").get(0);
         assertThat(request.path()).isEqualTo("/v1/messages");
         assertThat(request.model()).isEqualTo("claude-of-the-fake");
-        assertThat(request.prompt()).contains("Provider: fake-anthropic");
+        // What a real provider needs and nothing more: the instruction and the job's input, no line
+        // added so that a test double could tell the attempt apart (it matches on the model).
+        assertThat(request.prompt())
+                .isEqualTo("anthropic path\n\nJob input: " + text("SELECT input FROM job WHERE id = '" + job + "'"));
         assertThat(request.attemptId()).isEqualTo(attempt.toString());
         assertThat(request.requestKey()).isEqualTo("attempt-" + attempt);
         assertThat(text("SELECT remote_id FROM attempt WHERE id = '" + attempt + "'"))

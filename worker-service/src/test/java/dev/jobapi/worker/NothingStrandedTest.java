@@ -229,7 +229,7 @@ class NothingStrandedTest extends WorkerTestSupport {
     @Test
     void jobWhoseLastOpenAttemptFailsForGoodWaitsForItsOwnerInReviewNotRunning() throws Exception {
         // A 400 is definitive and the job names no fallback: nothing is left to run it.
-        fake().addScript(Script.of("Provider: fake-a", Step.failing(400)));
+        fake().addScript(Script.forModel("fake-a", Step.failing(400)));
         UUID job = aJob("refused for good");
         UUID attempt = aStartingAttempt(job, "fake-a");
         publish(attempt, job);

@@ -133,14 +133,16 @@ public interface JobApiConfig {
         Duration confirmTimeout();
     }
 
-    /** The providers a client may name; the worker holds how to reach each one. */
+    /**
+     * The providers a client may name; the worker holds how to reach each one. No default: a build
+     * knows no provider until its deployment names them (local runs: dev/config/api-service.properties).
+     */
     interface Providers {
-        @WithDefault("fake-a,fake-b,fake-anthropic")
-        List<String> names();
+        /** Every name a client may use; none: every job is refused with unknown-provider. */
+        Optional<List<String>> names();
 
-        /** Used when a job names no provider. */
-        @WithDefault("fake-a")
-        String defaultProvider();
+        /** Used when a job names no provider; none: a job has to name one. */
+        Optional<String> defaultProvider();
     }
 
     /** What the pruner deletes, and when. Nothing of the usage ledger or the audit trail is ever pruned. */

@@ -3,13 +3,19 @@ package dev.jobapi.api.service;
 import dev.jobapi.api.config.JobApiConfig;
 import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemException;
+import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
+import org.jboss.logging.Logger;
 
 /** The provider names a client may use, from configuration. */
 @ApplicationScoped
 public class Providers {
+
+    private static final Logger LOG = Logger.getLogger(Providers.class);
 
     private final JobApiConfig config;
 
@@ -17,19 +23,40 @@ public class Providers {
         this.config = config;
     }
 
+    /** Says at startup what clients may name, and plainly when that is nothing. */
+    void report(@Observes StartupEvent event) {
+        List<String> names = names();
+        Optional<String> defaultName = config.providers().defaultProvider();
+        if (names.isEmpty()) {
+            LOG.warn("No provider is configured (jobapi.providers.names, JOBAPI_PROVIDERS_NAMES): every job is"
+                    + " refused with unknown-provider until one is");
+        } else {
+            LOG.infof("Providers clients may name: %s; default: %s", names, defaultName.orElse("none"));
+        }
+        defaultName
+                .filter(name -> !names.contains(name))
+                .ifPresent(name -> LOG.warnf(
+                        "The default provider '%s' (jobapi.providers.default-provider) is not among %s: a job that"
+                                + " names no provider is refused",
+                        name, names));
+    }
+
     /** Every provider a client may name. */
     public List<String> names() {
-        return config.providers().names();
+        return config.providers().names().orElse(List.of());
     }
 
     /** The named provider, or the default when none is named; 422 for a name we do not know. */
     public String resolve(String requested) {
-        String name = requested == null ? config.providers().defaultProvider() : requested;
-        if (!config.providers().names().contains(name)) {
+        if (requested == null && config.providers().defaultProvider().isEmpty()) {
             throw new ProblemException(
                     Problem.UNKNOWN_PROVIDER,
-                    "Provider '" + name + "' is not configured; known: "
-                            + config.providers().names());
+                    "The job names no provider and no default provider is configured; known: " + names());
+        }
+        String name = requested == null ? config.providers().defaultProvider().get() : requested;
+        if (!names().contains(name)) {
+            throw new ProblemException(
+                    Problem.UNKNOWN_PROVIDER, "Provider '" + name + "' is not configured; known: " + names());
         }
         return name;
     }

@@ -169,7 +169,7 @@ public class AcceptanceRunner {
         }
     }
 
-    /** The task, the fixture files it is about, and the lines a scripted fake provider matches on. */
+    /** The task and the fixture files it is about: what any provider needs to write the patch. */
     private String prompt(AcceptanceRun run, Task task) {
         String files = fixtures.get().repository().entrySet().stream()
                 .map(Map.Entry::getKey)
@@ -177,8 +177,6 @@ public class AcceptanceRunner {
         String contents = fixtures.get().repository().entrySet().stream()
                 .map(file -> "--- " + file.getKey() + " ---\n" + file.getValue())
                 .collect(Collectors.joining("\n"));
-        return task.prompt() + "\n\nAnswer with a unified diff against this repository (" + files + "):\n"
-                + contents + "\nProvider: " + run.provider() + "\nAcceptance task: " + task.name() + " for provider "
-                + run.provider();
+        return task.prompt() + "\n\nAnswer with a unified diff against this repository (" + files + "):\n" + contents;
     }
 }

@@ -17,8 +17,8 @@ public interface WorkerConfig {
 
     /**
      * The named providers, {@code jobapi.provider.<name>.*}, keyed by the name jobs and attempts
-     * carry. The keys name the provider, not the service, so the api-service can read the same
-     * entries (for the names it accepts and {@code automatic-fallback}) from the same config.
+     * carry. None by default: the deployment configures them (local runs:
+     * dev/config/worker-service.properties).
      */
     Map<String, Provider> provider();
 

@@ -2,7 +2,9 @@ package dev.jobapi.worker.provider;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.worker.config.WorkerConfig;
+import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 import java.time.Clock;
 import java.util.Map;
 import java.util.Optional;
@@ -32,7 +34,20 @@ public class ProviderRegistry {
                             case ANTHROPIC -> new AnthropicProvider(name, settings, config.providers(), mapper, clock);
                         }));
         config.provider().forEach((name, settings) -> models.put(name, settings.model()));
-        LOG.infof("Providers configured: %s", providers.keySet());
+    }
+
+    /**
+     * Says at startup which providers this worker reaches. A build configures none of its own
+     * (docs/providers.md): a deployment that forgot them hears it now, not from the first
+     * attempt's failure.
+     */
+    void report(@Observes StartupEvent event) {
+        if (providers.isEmpty()) {
+            LOG.warn("No provider is configured (jobapi.provider.<name>.kind, base-url, model; docs/providers.md):"
+                    + " every attempt fails unsent until one is");
+        } else {
+            LOG.infof("Providers configured: %s", providers.keySet());
+        }
     }
 
     /** The model the provider {@code name} is asked for; empty when the worker does not configure it. */

@@ -144,8 +144,9 @@ public class ClaimStep {
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("Stored input of job " + job.id() + " is not JSON", e);
         }
-        // The provider name travels in the prompt too, so a scripted fake can tell attempts apart.
-        prompt += "\n\nJob input: " + job.input() + "\nProvider: " + attempt.provider();
+        // The input is any JSON object: besides the instruction it carries the context the caller sent
+        // (the repository and base the patch is for, and whatever else), which the model needs too.
+        prompt += "\n\nJob input: " + job.input();
         return new ProviderRequest(
                 attempt.id(),
                 attempt.requestKey(),

@@ -92,8 +92,7 @@ class ProviderContractTest {
 
         ProviderOutcome generate(String prompt, Instant deadline, SendGuard guard) {
             return adapter(fake.baseUrl(), "contract-model")
-                    .generate(new ProviderRequest(
-                            attemptId, requestKey, "contract", prompt + "\nProvider: contract", deadline, guard));
+                    .generate(new ProviderRequest(attemptId, requestKey, "contract", prompt, deadline, guard));
         }
 
         @Test
