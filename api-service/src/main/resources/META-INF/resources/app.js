@@ -11,8 +11,8 @@ import * as operatorConsole from './console.js';
 import { h, timeElement } from './dom.js';
 import { problemElement } from './problems.js';
 
-/** The providers the page offers; the server refuses others with `unknown-provider`. */
-const PROVIDERS = ['fake-a', 'fake-b'];
+/** The providers a job may name, the default first, as GET /me says: the page keeps no list of its own. */
+let providers = [];
 /** How often an open job is read again (ms). */
 const POLL_MS = 1000;
 /** After this many failed reads in a row the page says the connection is lost (it keeps trying). */
@@ -56,7 +56,7 @@ function currentSub() {
 
 function providerSelect(attrs, selected) {
   const select = h('select', attrs);
-  for (const p of PROVIDERS) {
+  for (const p of providers) {
     // defaultSelected too, so that form.reset() comes back to this choice.
     select.append(h('option', { value: p, text: p, selected: p === selected, defaultSelected: p === selected }));
   }
@@ -113,9 +113,22 @@ function unauthenticated(problem) {
   show($('signin-problem'), problem);
 }
 
-function start() {
+/** Reads the providers a job may name before anything is drawn with them (a resumed draft's choice too). */
+async function loadProviders() {
+  const r = await api.call('GET', '/me');
+  if (r.status === 401) {
+    unauthenticated(r.problem);
+    return false;
+  }
+  providers = r.ok && r.body && Array.isArray(r.body.providers) ? r.body.providers : [];
+  $('provider').replaceChildren(...providers.map((p) => h('option', { value: p, text: p })));
+  view.actionsKey = null;
+  return true;
+}
+
+async function start() {
   renderAuth();
-  if (!api.token()) return;
+  if (!api.token() || !(await loadProviders())) return;
   refreshJobs();
   route();
   resumeJobDraft();
@@ -131,7 +144,8 @@ function formBody() {
       repository: $('repository').value.trim(),
       baseRef: $('base-ref').value.trim(),
     },
-    provider: $('provider').value,
+    // No provider configured: the server's answer (unknown-provider) says so, not an empty name.
+    ...($('provider').value ? { provider: $('provider').value } : {}),
   };
 }
 
@@ -410,7 +424,7 @@ function renderActions(job, attempts) {
   const box = $('job-actions');
   box.replaceChildren();
   const last = attempts[attempts.length - 1];
-  const other = PROVIDERS.find((p) => !last || p !== last.provider) || PROVIDERS[0];
+  const other = providers.find((p) => !last || p !== last.provider) || providers[0];
   if (actions.includes('request_attempt')) box.append(requestAttemptForm(job, other));
   if (actions.includes('supersede')) box.append(supersedeForm(job, other));
   if (actions.includes('cancel')) {
@@ -643,8 +657,6 @@ function clock(iso) {
 // ------------------------------------------------------------------- start ---
 
 function init() {
-  const providers = $('provider');
-  for (const p of PROVIDERS) providers.append(h('option', { value: p, text: p }));
   $('signin-form').addEventListener('submit', signIn);
   $('sign-out').addEventListener('click', signOut);
   $('submit-form').addEventListener('submit', submitJob);

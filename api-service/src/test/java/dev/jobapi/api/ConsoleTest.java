@@ -8,9 +8,9 @@ import io.quarkus.test.junit.QuarkusTest;
 import org.junit.jupiter.api.Test;
 
 /**
- * What the operator console reads besides the existing /admin endpoints: GET /me names the
- * sections the server serves the caller, and GET /admin/spend sums every owner's ledger per
- * provider and day.
+ * What the page and the operator console read besides the existing endpoints: GET /me names the
+ * sections the server serves the caller and the providers a job may name, and GET /admin/spend
+ * sums every owner's ledger per provider and day.
  */
 @QuarkusTest
 class ConsoleTest extends ApiTestSupport {
@@ -31,6 +31,16 @@ class ConsoleTest extends ApiTestSupport {
                 .body("subject", equalTo("alice"))
                 .body("console", empty());
         as(Tokens.reviewer("rita")).get("/me").then().statusCode(200).body("console", empty());
+    }
+
+    @Test
+    void meNamesTheConfiguredProvidersTheDefaultFirstSoThePageOffersNoListOfItsOwn() {
+        // %test: names fake-a, fake-b, fake-anthropic; default fake-a.
+        as(Tokens.user("alice"))
+                .get("/me")
+                .then()
+                .statusCode(200)
+                .body("providers", contains("fake-a", "fake-b", "fake-anthropic"));
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.jobapi.api.rest;
 
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.security.CurrentCaller;
+import dev.jobapi.api.service.Providers;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
@@ -12,9 +13,10 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
 /**
- * GET /me: who the server takes the caller for, and which operator console sections it will
- * serve them, so the page draws controls from the server's decision rather than from claims it
- * decoded itself (as a job's {@code actions} do for the job view).
+ * GET /me: who the server takes the caller for, which operator console sections it will serve
+ * them and which providers a job may name, so the page draws controls from the server's decision
+ * and configuration rather than from claims it decoded itself or a list of its own (as a job's
+ * {@code actions} do for the job view).
  */
 @Path("/me")
 @RolesAllowed({Caller.USER, Caller.REVIEWER, Caller.OPERATOR})
@@ -28,18 +30,25 @@ public class CallerResource {
     static final List<String> CONSOLE_SECTIONS =
             List.of("dead_letters", "quarantine", "kill_switch", "providers", "audit", "spend");
 
-    /** The caller as the server sees them: subject, roles (sorted) and console sections (empty for non-operators). */
-    public record Me(String subject, List<String> roles, List<String> console) {}
+    /**
+     * The caller as the server sees them: subject, roles (sorted), console sections (empty for
+     * non-operators), and the providers a job may name, the default first (empty when none is
+     * configured: every job is then refused).
+     */
+    public record Me(String subject, List<String> roles, List<String> console, List<String> providers) {}
 
     private final CurrentCaller currentCaller;
+    private final Providers providers;
 
-    CallerResource(CurrentCaller currentCaller) {
+    CallerResource(CurrentCaller currentCaller, Providers providers) {
         this.currentCaller = currentCaller;
+        this.providers = providers;
     }
 
     @Operation(
             operationId = "getMe",
-            summary = "The caller's subject and roles, and the operator console sections the server will serve them")
+            summary = "The caller's subject and roles, the operator console sections the server will serve them,"
+                    + " and the providers a job may name")
     @APIResponse(responseCode = "200", description = "The caller")
     @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
     @APIResponse(
@@ -49,6 +58,10 @@ public class CallerResource {
     public Me me() {
         Caller caller = currentCaller.get();
         List<String> roles = caller.roles().stream().sorted().toList();
-        return new Me(caller.subject(), roles, caller.roles().contains(Caller.OPERATOR) ? CONSOLE_SECTIONS : List.of());
+        return new Me(
+                caller.subject(),
+                roles,
+                caller.roles().contains(Caller.OPERATOR) ? CONSOLE_SECTIONS : List.of(),
+                providers.namesDefaultFirst());
     }
 }

@@ -6,6 +6,7 @@ import dev.jobapi.api.problem.ProblemException;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -44,6 +45,13 @@ public class Providers {
     /** Every provider a client may name. */
     public List<String> names() {
         return config.providers().names().orElse(List.of());
+    }
+
+    /** The same names, the one a job gets when it names none first: the order a page offers them in. */
+    public List<String> namesDefaultFirst() {
+        List<String> names = new ArrayList<>(names());
+        config.providers().defaultProvider().filter(names::remove).ifPresent(name -> names.add(0, name));
+        return List.copyOf(names);
     }
 
     /** The named provider, or the default when none is named; 422 for a name we do not know. */

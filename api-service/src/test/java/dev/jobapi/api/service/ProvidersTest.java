@@ -57,6 +57,20 @@ class ProvidersTest {
         assertThat(providers.resolve("claude")).isEqualTo("claude");
     }
 
+    @Test
+    void aPageIsOfferedTheDefaultProviderFirstAndTheOthersInTheirConfiguredOrder() throws IOException {
+        Providers providers = new Providers(configOf(
+                "prod",
+                Map.of(
+                        "jobapi.providers.names",
+                        "openai,claude,mistral",
+                        "jobapi.providers.default-provider",
+                        "claude")));
+
+        assertThat(providers.namesDefaultFirst()).containsExactly("claude", "openai", "mistral");
+        assertThat(providers.names()).containsExactly("openai", "claude", "mistral");
+    }
+
     /**
      * This module's application.properties in {@code profile} as Quarkus reads it, with {@code set}
      * above it as the environment would be.
