@@ -174,7 +174,7 @@ class AdminTest extends ApiTestSupport {
         String attemptId = as(alice).get("/jobs/" + id).path("attempts[0].id");
         execute("INSERT INTO generation (attempt_id, patch, output_digest, created_at) VALUES ('" + attemptId
                 + "', convert_to('--- a\n+++ b\n', 'UTF8'), 'sha256:abc', now())");
-        execute("UPDATE attempt SET state = 'unknown', quarantined = true, output_digest = 'sha256:abc',"
+        execute("UPDATE attempt SET state = 'quarantined', output_digest = 'sha256:abc',"
                 + " reason = 'provider reported no usage' WHERE id = '" + attemptId + "'");
         execute("INSERT INTO usage_record (attempt_id, owner_id, provider, source, recorded_at) VALUES ('" + attemptId
                 + "', 'alice', 'fake-a', 'unknown', now())");
@@ -182,6 +182,9 @@ class AdminTest extends ApiTestSupport {
                 .then()
                 .statusCode(200)
                 .body("id", equalTo(List.of(attemptId)))
+                // The wire shows a held attempt as before quarantine became a state: unknown, quarantined.
+                .body("[0].state", equalTo("unknown"))
+                .body("[0].quarantined", equalTo(true))
                 .body("[0].usage.source", equalTo("unknown"));
 
         as(otto).contentType(ContentType.JSON)
@@ -190,6 +193,7 @@ class AdminTest extends ApiTestSupport {
                 .post("/admin/attempts/" + attemptId + "/resolve")
                 .then()
                 .statusCode(200)
+                .body("state", equalTo("unknown"))
                 .body("quarantined", equalTo(false));
         assertThat(count("SELECT count(*) FROM usage_record WHERE source = 'provider_reported'"
                         + " AND prompt_tokens = 12 AND completion_tokens = 40"))
@@ -215,8 +219,8 @@ class AdminTest extends ApiTestSupport {
                 .extract()
                 .path("id");
         String attemptId = as(alice).get("/jobs/" + id).path("attempts[0].id");
-        execute("UPDATE attempt SET state = 'unknown', quarantined = true, reason = 'provider reported no usage'"
-                + " WHERE id = '" + attemptId + "'");
+        execute("UPDATE attempt SET state = 'quarantined', reason = 'provider reported no usage'" + " WHERE id = '"
+                + attemptId + "'");
         execute("UPDATE job SET state = 'needs_review', review_reason = 'usage missing' WHERE id = '" + id + "'");
 
         as(otto).contentType(ContentType.JSON)

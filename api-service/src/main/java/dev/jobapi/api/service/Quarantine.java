@@ -55,7 +55,7 @@ public class Quarantine {
 
     @Transactional
     public List<Attempt> held() {
-        return attempts.list("quarantined = true and state = ?1 order by updatedAt", AttemptState.UNKNOWN);
+        return attempts.list("state = ?1 order by updatedAt", AttemptState.QUARANTINED);
     }
 
     /** Records the usage the provider reconciled and releases the attempt to the election. */
@@ -113,7 +113,7 @@ public class Quarantine {
         jobs.findForUpdate(attempt.jobId());
         // Locked after the job, as every attempt the API changes: a worker's concurrent step waits.
         em.refresh(attempt, LockModeType.PESSIMISTIC_WRITE);
-        if (!attempt.quarantined() || attempt.state() != AttemptState.UNKNOWN) {
+        if (attempt.state() != AttemptState.QUARANTINED) {
             throw new ProblemException(
                     Problem.NOT_QUARANTINED,
                     "Attempt " + attemptId + " is " + attempt.state().wireName() + " and not held.");

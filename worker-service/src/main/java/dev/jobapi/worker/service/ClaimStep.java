@@ -95,8 +95,7 @@ public class ClaimStep {
                 return Decision.of(unfinishedWinner ? Next.APPLY : Next.NOTHING);
             case UNKNOWN:
                 // An operator's resolution (usage recorded, quarantine lifted) sends it on to the election.
-                boolean resolved = !attempt.quarantined()
-                        && attempts.generation(attempt.id()).isPresent()
+                boolean resolved = attempts.generation(attempt.id()).isPresent()
                         && attempts.usage(attempt.id())
                                 .filter(u -> u.source() == UsageSource.PROVIDER_REPORTED)
                                 .isPresent();
@@ -105,6 +104,10 @@ public class ClaimStep {
                 }
                 // A provider's signed callback arrived: reconcile from it now rather than at the next round.
                 return Decision.of(callbacks.find(attempt.id()).isPresent() ? Next.RECONCILE : Next.NOTHING);
+            case QUARANTINED:
+                // Held for an operator: only a release (to unknown) or a fail moves it on.
+                LOG.debugf("Attempt %s is quarantined; it waits for an operator", attempt.id());
+                return Decision.NOTHING;
             case FAILED, SUPERSEDED:
                 LOG.debugf("Attempt %s is %s; duplicate or late message", attempt.id(), attempt.state());
                 return Decision.NOTHING;

@@ -64,7 +64,8 @@ public class ElectionStep {
     private boolean decide(Loaded step) {
         Attempt attempt = step.attempt();
         Job job = step.job();
-        boolean resolvedUnknown = attempt.state() == AttemptState.UNKNOWN && !attempt.quarantined();
+        // Unknown, never quarantined: a held answer waits for an operator, who releases it to unknown.
+        boolean resolvedUnknown = attempt.state() == AttemptState.UNKNOWN;
         boolean open = attempt.state() == AttemptState.STARTING || resolvedUnknown;
         // An answer stored by another path (a reconciliation, a record step that could only commit the
         // answer alone) has its generation but not yet its digest on the attempt.

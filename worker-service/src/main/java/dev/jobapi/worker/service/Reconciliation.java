@@ -107,8 +107,8 @@ public class Reconciliation {
                 "attempt.reconciled",
                 "provider has " + completed.remoteId() + ", " + digest);
         outcomes.recordUsage(step, completed.usage());
-        if (attempt.state() != AttemptState.UNKNOWN || attempt.quarantined()) {
-            return false; // superseded meanwhile: recorded, never applied
+        if (attempt.state() != AttemptState.UNKNOWN) {
+            return false; // superseded or held meanwhile: recorded, never applied
         }
         attempt.recordRemoteId(completed.remoteId(), step.now());
         attempt.recordOutput(digest, step.now());
@@ -135,7 +135,7 @@ public class Reconciliation {
                 "attempt.reconciled",
                 "provider has " + failed.remoteId() + ": " + failed.reason());
         outcomes.recordUsage(step, failed.usage());
-        if (attempt.state() == AttemptState.UNKNOWN && !attempt.quarantined()) {
+        if (attempt.state() == AttemptState.UNKNOWN) {
             outcomes.fail(step, failed.reason());
             outcomes.awaitOwnerIfNothingOpen(step);
         }

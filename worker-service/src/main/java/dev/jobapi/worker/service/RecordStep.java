@@ -94,7 +94,7 @@ public class RecordStep {
         Attempt attempt = step.attempt();
         boolean starting = attempt.state() == AttemptState.STARTING;
         // An attempt marked unknown while its call was still running (lease lost) takes its result too.
-        boolean awaited = starting || attempt.state() == AttemptState.UNKNOWN && !attempt.quarantined();
+        boolean awaited = attempt.state().awaitsResult();
         if (awaited && outcome.remoteId() != null) {
             attempt.recordRemoteId(outcome.remoteId(), step.now());
         }
