@@ -6,19 +6,18 @@ import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.audit.AuditTrail;
-import dev.jobapi.common.fallback.KillSwitch;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEvents;
-import dev.jobapi.common.message.OutboxWriter;
+import dev.jobapi.common.start.AttemptStarts;
+import dev.jobapi.common.start.StartRefusal;
 import dev.jobapi.common.tracing.Tracing;
 import io.opentelemetry.api.trace.Span;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 import java.time.Clock;
 import java.time.Instant;
-import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
-import java.util.stream.Collectors;
 
 /**
  * New attempts of an existing job (docs/design.md, rule 2): state transitions, never new jobs. The
@@ -30,32 +29,26 @@ public class AttemptRequests {
 
     private final JobAccess access;
     private final AttemptRepository attempts;
-    private final OutboxWriter outbox;
     private final Providers providers;
-    private final FallbackSwitch fallbackSwitch;
+    private final AttemptStarts starts;
     private final JobEvents events;
     private final AuditTrail audit;
-    private final Budgets budgets;
     private final Clock clock;
 
     AttemptRequests(
             JobAccess access,
             AttemptRepository attempts,
-            OutboxWriter outbox,
             Providers providers,
-            FallbackSwitch fallbackSwitch,
+            AttemptStarts starts,
             JobEvents events,
             AuditTrail audit,
-            Budgets budgets,
             Clock clock) {
         this.access = access;
         this.attempts = attempts;
-        this.outbox = outbox;
         this.providers = providers;
-        this.fallbackSwitch = fallbackSwitch;
+        this.starts = starts;
         this.events = events;
         this.audit = audit;
-        this.budgets = budgets;
         this.clock = clock;
     }
 
@@ -91,31 +84,19 @@ public class AttemptRequests {
         if (supersedeReason != null && !caller.isReviewer()) {
             throw new ProblemException(Problem.FORBIDDEN, "Only a reviewer may supersede attempts.");
         }
-        if (job.state().isTerminal() || job.winningAttemptId() != null) {
-            throw new ProblemException(
-                    Problem.JOB_CLOSED,
-                    "Job " + jobId + " is " + job.state().wireName() + "; it takes no new attempts.");
+        // The job is locked: the open attempts read here cannot change before this transaction ends.
+        Optional<StartRefusal> refusal = starts.refusal(job, attempts.forJobLocked(jobId));
+        if (refusal.isPresent() && !(refusal.get() instanceof StartRefusal.AttemptsOpen)) {
+            throw StartRefusals.problem(refusal.get());
         }
-        KillSwitch.State fallback = fallbackSwitch.state();
-        if (!fallback.enabled()) {
-            throw new ProblemException(
-                    Problem.FALLBACK_DISABLED,
-                    "New attempts are switched off by " + fallback.setBy() + ": " + fallback.reason());
-        }
-        budgets.requireRoomFor(job.ownerId());
         String provider = providers.resolve(requestedProvider);
         Instant now = clock.instant();
-        List<Attempt> open = attempts.forJobLocked(jobId).stream()
-                .filter(a -> a.state().isOpen())
-                .toList();
-        if (!open.isEmpty()) {
+        if (refusal.isPresent()) {
             if (supersedeReason == null) {
-                throw new ProblemException(
-                        Problem.REVIEW_REQUIRED,
-                        "Attempt(s) " + describe(open) + " may still produce a result; a reviewer must supersede"
-                                + " them with a reason before another provider is tried.");
+                throw StartRefusals.problem(refusal.get());
             }
-            for (Attempt superseded : open) {
+            StartRefusal.AttemptsOpen open = (StartRefusal.AttemptsOpen) refusal.get();
+            for (Attempt superseded : open.open()) {
                 superseded.supersede(supersedeReason, caller.subject(), now);
                 events.record(
                         jobId,
@@ -126,17 +107,9 @@ public class AttemptRequests {
             }
         }
         job.resumeAfterReview(now);
-        Attempt attempt = Attempt.starting(jobId, provider, idempotencyKey, requestDigest, now);
-        attempts.persist(attempt);
-        outbox.announce(attempt);
+        Attempt attempt = starts.start(jobId, provider, idempotencyKey, requestDigest, now);
         Tracing.name(Span.current(), jobId, attempt.id());
         events.record(jobId, attempt.id(), "attempt.requested", "provider " + provider + " by " + caller.subject());
         return new Replayable<>(attempt, true);
-    }
-
-    private static String describe(List<Attempt> open) {
-        return open.stream()
-                .map(a -> a.id() + " (" + a.state().wireName() + ")")
-                .collect(Collectors.joining(", "));
     }
 }
