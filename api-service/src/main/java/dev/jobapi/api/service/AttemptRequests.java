@@ -18,11 +18,13 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 /**
  * New attempts of an existing job (docs/design.md, rule 2): state transitions, never new jobs. The
  * job row is locked for the decision, so two concurrent requests cannot both pass the open-attempt
- * guard.
+ * guard. One attempt per (job, Idempotency-Key) is the constraint attempt_job_idempotency_key_unique:
+ * the attempt is inserted {@code ON CONFLICT DO NOTHING}, and no row back means a replay.
  */
 @ApplicationScoped
 public class AttemptRequests {
@@ -66,37 +68,44 @@ public class AttemptRequests {
             String supersedeReason,
             String requestDigest) {
         Job job = access.lockVisible(caller, jobId);
-        var earlier = attempts.findByJobAndKey(jobId, idempotencyKey);
-        if (earlier.isPresent()) {
-            if (!requestDigest.equals(earlier.get().requestDigest())) {
-                throw new ProblemException(
-                        Problem.IDEMPOTENCY_KEY_REUSED,
-                        "Attempt " + earlier.get().id() + " was requested with this key and a different body.");
-            }
-            events.recordAtMostOncePer(
-                    JobEvents.REPLAY_WINDOW,
-                    jobId,
-                    earlier.get().id(),
-                    "attempt.replayed",
-                    "Idempotency-Key " + idempotencyKey);
-            return new Replayable<>(earlier.get(), false);
-        }
-        if (supersedeReason != null && !caller.isReviewer()) {
-            throw new ProblemException(Problem.FORBIDDEN, "Only a reviewer may supersede attempts.");
-        }
         // The job is locked: the open attempts read here cannot change before this transaction ends.
         Optional<StartRefusal> refusal = starts.refusal(job, attempts.forJobLocked(jobId));
-        if (refusal.isPresent() && !(refusal.get() instanceof StartRefusal.AttemptsOpen)) {
-            throw StartRefusals.problem(refusal.get());
+        // Every refusal below first asks whether the key was used: a replay is answered with its
+        // attempt whatever has changed since (the job closed, the switch flipped, the attempt is open).
+        if (supersedeReason != null && !caller.isReviewer()) {
+            return replayOr(
+                    jobId,
+                    idempotencyKey,
+                    requestDigest,
+                    () -> new ProblemException(Problem.FORBIDDEN, "Only a reviewer may supersede attempts."));
         }
-        String provider = providers.resolve(requestedProvider);
+        if (refusal.isPresent() && !(refusal.get() instanceof StartRefusal.AttemptsOpen)) {
+            return replayOr(jobId, idempotencyKey, requestDigest, () -> StartRefusals.problem(refusal.get()));
+        }
+        String provider;
+        try {
+            provider = providers.resolve(requestedProvider);
+        } catch (ProblemException unknownProvider) {
+            return replayOr(jobId, idempotencyKey, requestDigest, () -> unknownProvider);
+        }
+        if (refusal.isPresent() && supersedeReason == null) {
+            return replayOr(jobId, idempotencyKey, requestDigest, () -> StartRefusals.problem(refusal.get()));
+        }
         Instant now = clock.instant();
+        Optional<Attempt> started = starts.startOnce(jobId, provider, idempotencyKey, requestDigest, now);
+        if (started.isEmpty()) {
+            // Zero rows: this key made an attempt of this job before (it has since failed or lost, or a
+            // reviewer's supersession was sent again). A replay: nothing was written, nothing superseded.
+            return replayOr(
+                    jobId,
+                    idempotencyKey,
+                    requestDigest,
+                    () -> new IllegalStateException(
+                            "The insert of job " + jobId + "'s attempt conflicted with no row for its key"));
+        }
+        Attempt attempt = started.get();
         if (refusal.isPresent()) {
-            if (supersedeReason == null) {
-                throw StartRefusals.problem(refusal.get());
-            }
-            StartRefusal.AttemptsOpen open = (StartRefusal.AttemptsOpen) refusal.get();
-            for (Attempt superseded : open.open()) {
+            for (Attempt superseded : ((StartRefusal.AttemptsOpen) refusal.get()).open()) {
                 superseded.supersede(supersedeReason, caller.subject(), now);
                 events.record(
                         jobId,
@@ -107,9 +116,25 @@ public class AttemptRequests {
             }
         }
         job.resumeAfterReview(now);
-        Attempt attempt = starts.start(jobId, provider, idempotencyKey, requestDigest, now);
         Tracing.name(Span.current(), jobId, attempt.id());
         events.record(jobId, attempt.id(), "attempt.requested", "provider " + provider + " by " + caller.subject());
         return new Replayable<>(attempt, true);
+    }
+
+    /**
+     * The attempt this job's key made before, as a replay (recorded at most once a minute), or 422
+     * idempotency-key-reused when it was made with another body; {@code refusal} when the key is new.
+     */
+    private Replayable<Attempt> replayOr(
+            UUID jobId, String idempotencyKey, String requestDigest, Supplier<RuntimeException> refusal) {
+        Attempt earlier = attempts.findByJobAndKey(jobId, idempotencyKey).orElseThrow(refusal);
+        if (!requestDigest.equals(earlier.requestDigest())) {
+            throw new ProblemException(
+                    Problem.IDEMPOTENCY_KEY_REUSED,
+                    "Attempt " + earlier.id() + " was requested with this key and a different body.");
+        }
+        events.recordAtMostOncePer(
+                JobEvents.REPLAY_WINDOW, jobId, earlier.id(), "attempt.replayed", "Idempotency-Key " + idempotencyKey);
+        return new Replayable<>(earlier, false);
     }
 }

@@ -7,6 +7,7 @@ import dev.jobapi.common.fallback.KillSwitch;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.message.OutboxWriter;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.time.Instant;
 import java.util.List;
@@ -22,12 +23,19 @@ import java.util.UUID;
 @ApplicationScoped
 public class AttemptStarts {
 
+    private final EntityManager em;
     private final AttemptRepository attempts;
     private final OutboxWriter outbox;
     private final KillSwitch killSwitch;
     private final DailyBudgets budgets;
 
-    AttemptStarts(AttemptRepository attempts, OutboxWriter outbox, KillSwitch killSwitch, DailyBudgets budgets) {
+    AttemptStarts(
+            EntityManager em,
+            AttemptRepository attempts,
+            OutboxWriter outbox,
+            KillSwitch killSwitch,
+            DailyBudgets budgets) {
+        this.em = em;
         this.attempts = attempts;
         this.outbox = outbox;
         this.killSwitch = killSwitch;
@@ -83,6 +91,39 @@ public class AttemptStarts {
         attempts.persist(attempt);
         outbox.announce(attempt);
         return attempt;
+    }
+
+    /**
+     * Starts an attempt under a request's Idempotency-Key, at most once per (job, key): the insert is
+     * {@code INSERT ... ON CONFLICT (job_id, idempotency_key) DO NOTHING RETURNING id} on the
+     * constraint {@code attempt_job_idempotency_key_unique}, and its outbox row follows only when a row
+     * came back (rule 3). Empty when the key already made an attempt of this job, which the caller
+     * answers as a replay: nothing else was written.
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public Optional<Attempt> startOnce(
+            UUID jobId, String provider, String idempotencyKey, String requestDigest, Instant now) {
+        Attempt attempt = Attempt.starting(jobId, provider, idempotencyKey, requestDigest, now);
+        List<?> inserted = em.createNativeQuery("INSERT INTO attempt (id, job_id, idempotency_key, request_digest,"
+                        + " provider, state, request_key, version, created_at, updated_at)"
+                        + " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?8)"
+                        + " ON CONFLICT (job_id, idempotency_key) DO NOTHING RETURNING id")
+                .setParameter(1, attempt.id())
+                .setParameter(2, jobId)
+                .setParameter(3, idempotencyKey)
+                .setParameter(4, requestDigest)
+                .setParameter(5, provider)
+                .setParameter(6, attempt.state().wireName())
+                .setParameter(7, attempt.requestKey())
+                .setParameter(8, now)
+                .getResultList();
+        if (inserted.isEmpty()) {
+            // Zero rows: this key made an attempt of this job before; nothing is announced twice.
+            return Optional.empty();
+        }
+        Attempt stored = em.find(Attempt.class, attempt.id());
+        outbox.announce(stored);
+        return Optional.of(stored);
     }
 
     private Optional<StartRefusal> budgetRefusal(String ownerId) {
