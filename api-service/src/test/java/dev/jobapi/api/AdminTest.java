@@ -6,12 +6,18 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.notNullValue;
 
 import com.rabbitmq.client.GetResponse;
+import dev.jobapi.common.job.JobEventKind;
+import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.testing.TestBroker;
+import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
+import jakarta.inject.Inject;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +26,9 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 class AdminTest extends ApiTestSupport {
+
+    @Inject
+    JobEvents events;
 
     private final String alice = Tokens.user("alice");
     private final String otto = Tokens.of("otto", "operator");
@@ -257,6 +266,30 @@ class AdminTest extends ApiTestSupport {
                 .body("kind", equalTo(List.of("job.created", "attempt.requested", "job.replayed")));
         as(Tokens.user("bob")).get("/jobs/" + id + "/timeline").then().statusCode(404);
         as(otto).get("/jobs/" + id + "/timeline").then().statusCode(200);
+    }
+
+    @Test
+    void timelineShowsEveryKindOfTheCatalogueByItsWireName() {
+        String id = createJob(alice, "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        execute("DELETE FROM job_event WHERE job_id = '" + id + "'");
+        QuarkusTransaction.requiringNew().run(() -> {
+            for (JobEventKind kind : JobEventKind.values()) {
+                events.record(UUID.fromString(id), null, kind, null);
+            }
+        });
+        as(alice)
+                .get("/jobs/" + id + "/timeline")
+                .then()
+                .statusCode(200)
+                .body(
+                        "kind",
+                        equalTo(Arrays.stream(JobEventKind.values())
+                                .map(JobEventKind::wireName)
+                                .toList()));
     }
 
     /** One user's retry loop or a long history never makes the timeline a response without bound. */

@@ -7,6 +7,7 @@ import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.audit.AuditTrail;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.start.AttemptStarts;
 import dev.jobapi.common.start.StartRefusal;
@@ -110,14 +111,18 @@ public class AttemptRequests {
                 events.record(
                         jobId,
                         superseded.id(),
-                        "attempt.superseded",
+                        JobEventKind.ATTEMPT_SUPERSEDED,
                         supersedeReason + " (by " + caller.subject() + ")");
                 audit.record(caller.subject(), "attempt.supersede", supersedeReason, jobId, superseded.id(), null);
             }
         }
         job.resumeAfterReview(now);
         Tracing.name(Span.current(), jobId, attempt.id());
-        events.record(jobId, attempt.id(), "attempt.requested", "provider " + provider + " by " + caller.subject());
+        events.record(
+                jobId,
+                attempt.id(),
+                JobEventKind.ATTEMPT_REQUESTED,
+                "provider " + provider + " by " + caller.subject());
         return new Replayable<>(attempt, true);
     }
 
@@ -134,7 +139,11 @@ public class AttemptRequests {
                     "Attempt " + earlier.id() + " was requested with this key and a different body.");
         }
         events.recordAtMostOncePer(
-                JobEvents.REPLAY_WINDOW, jobId, earlier.id(), "attempt.replayed", "Idempotency-Key " + idempotencyKey);
+                JobEvents.REPLAY_WINDOW,
+                jobId,
+                earlier.id(),
+                JobEventKind.ATTEMPT_REPLAYED,
+                "Idempotency-Key " + idempotencyKey);
         return new Replayable<>(earlier, false);
     }
 }

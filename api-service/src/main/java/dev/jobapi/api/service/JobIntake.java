@@ -7,6 +7,7 @@ import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.job.JobRepository;
 import dev.jobapi.common.start.AttemptStarts;
@@ -75,7 +76,11 @@ public class JobIntake {
                     "Job " + existing.id() + " was created with this key and a different body.");
         }
         events.recordAtMostOncePer(
-                JobEvents.REPLAY_WINDOW, existing.id(), null, "job.replayed", "Idempotency-Key " + idempotencyKey);
+                JobEvents.REPLAY_WINDOW,
+                existing.id(),
+                null,
+                JobEventKind.JOB_REPLAYED,
+                "Idempotency-Key " + idempotencyKey);
         return Optional.of(new Replayable<>(views.of(existing, caller), false));
     }
 
@@ -141,9 +146,9 @@ public class JobIntake {
                 List.of(
                         new JobEvents.Event(
                                 null,
-                                "job.created",
+                                JobEventKind.JOB_CREATED,
                                 "Idempotency-Key " + idempotencyKey + ", owner " + caller.subject()),
-                        new JobEvents.Event(first.id(), "attempt.requested", "provider " + provider)));
+                        new JobEvents.Event(first.id(), JobEventKind.ATTEMPT_REQUESTED, "provider " + provider)));
         return new Replayable<>(views.ofNewJob(job, first, caller), true);
     }
 }

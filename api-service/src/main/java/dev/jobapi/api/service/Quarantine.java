@@ -8,6 +8,7 @@ import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.audit.AuditTrail;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.job.JobRepository;
 import dev.jobapi.common.message.OutboxWriter;
@@ -77,7 +78,7 @@ public class Quarantine {
         events.record(
                 attempt.jobId(),
                 attemptId,
-                "usage.reconciled",
+                JobEventKind.USAGE_RECONCILED,
                 promptTokens + " prompt + " + completionTokens + " completion tokens, by " + operator.subject());
         audit.record(
                 operator.subject(),
@@ -102,7 +103,10 @@ public class Quarantine {
             job.awaitOwner("attempt " + attemptId + " failed by operator " + operator.subject() + ": " + reason, now);
         }
         events.record(
-                attempt.jobId(), attemptId, "attempt.failed", "by operator " + operator.subject() + ": " + reason);
+                attempt.jobId(),
+                attemptId,
+                JobEventKind.ATTEMPT_FAILED,
+                "by operator " + operator.subject() + ": " + reason);
         audit.record(operator.subject(), "attempt.resolve.fail", reason, attempt.jobId(), attemptId, null);
         return attempt;
     }

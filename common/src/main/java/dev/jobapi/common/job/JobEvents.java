@@ -29,10 +29,10 @@ public class JobEvents {
     }
 
     /** One entry of a job's timeline; {@code attemptId} is null for an event of the job as a whole. */
-    public record Event(UUID attemptId, String kind, String detail) {}
+    public record Event(UUID attemptId, JobEventKind kind, String detail) {}
 
     @Transactional(Transactional.TxType.MANDATORY)
-    public void record(UUID jobId, UUID attemptId, String kind, String detail) {
+    public void record(UUID jobId, UUID attemptId, JobEventKind kind, String detail) {
         record(jobId, List.of(new Event(attemptId, kind, detail)));
     }
 
@@ -42,7 +42,7 @@ public class JobEvents {
      * bounded trace on the timeline (the replay counters still count every one).
      */
     @Transactional(Transactional.TxType.MANDATORY)
-    public void recordAtMostOncePer(Duration window, UUID jobId, UUID attemptId, String kind, String detail) {
+    public void recordAtMostOncePer(Duration window, UUID jobId, UUID attemptId, JobEventKind kind, String detail) {
         Instant now = clock.instant();
         em.createNativeQuery("INSERT INTO job_event (job_id, attempt_id, at, kind, detail)"
                         + " SELECT ?1, ?2, ?3, ?4, ?5 WHERE NOT EXISTS (SELECT 1 FROM job_event WHERE job_id = ?1"
@@ -50,7 +50,7 @@ public class JobEvents {
                 .setParameter(1, jobId)
                 .setParameter(2, attemptId)
                 .setParameter(3, now)
-                .setParameter(4, kind)
+                .setParameter(4, kind.wireName())
                 .setParameter(5, StoredText.of(detail))
                 .setParameter(6, now.minus(window))
                 .executeUpdate();
@@ -78,7 +78,7 @@ public class JobEvents {
             Event event = events.get(i);
             int p = 2 + 3 * i;
             insert.setParameter(p, event.attemptId())
-                    .setParameter(p + 1, event.kind())
+                    .setParameter(p + 1, event.kind().wireName())
                     .setParameter(p + 2, StoredText.of(event.detail()));
         }
         insert.setParameter(events.size() * 3 + 2, clock.instant()).executeUpdate();

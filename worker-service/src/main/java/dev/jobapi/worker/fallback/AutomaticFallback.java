@@ -5,6 +5,7 @@ import dev.jobapi.common.acceptance.ProviderAcceptances;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.start.AttemptStarts;
 import dev.jobapi.common.start.StartRefusal;
@@ -73,26 +74,34 @@ public class AutomaticFallback {
                 .filter(name -> !tried.contains(name))
                 .toList();
         if (candidates.isEmpty()) {
-            events.record(job.id(), failed.id(), "fallback.exhausted", "every provider of the fallback list was tried");
+            events.record(
+                    job.id(),
+                    failed.id(),
+                    JobEventKind.FALLBACK_EXHAUSTED,
+                    "every provider of the fallback list was tried");
             return Optional.empty();
         }
         if (refusal.isPresent()) {
             // The kill switch is off or the owner's budget is spent: the job says so and waits for its owner.
             events.record(
-                    job.id(), failed.id(), "fallback.refused", refusal.get().reason());
+                    job.id(),
+                    failed.id(),
+                    JobEventKind.FALLBACK_REFUSED,
+                    refusal.get().reason());
             return Optional.empty();
         }
         for (String provider : candidates) {
             Optional<String> providerRefusal = refusal(provider, now);
             if (providerRefusal.isPresent()) {
-                events.record(job.id(), failed.id(), "fallback.refused", provider + ": " + providerRefusal.get());
+                events.record(
+                        job.id(), failed.id(), JobEventKind.FALLBACK_REFUSED, provider + ": " + providerRefusal.get());
                 continue;
             }
             Attempt next = starts.start(job.id(), provider, "automatic-fallback-after-" + failed.id(), null, now);
             events.record(
                     job.id(),
                     next.id(),
-                    "fallback.automatic",
+                    JobEventKind.FALLBACK_AUTOMATIC,
                     "provider " + provider + " after attempt " + failed.id() + " failed: " + failed.reason());
             return Optional.of(next);
         }

@@ -6,6 +6,7 @@ import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.attempt.Generation;
 import dev.jobapi.common.attempt.UsageSource;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.common.tracing.Tracing;
@@ -103,7 +104,7 @@ public class ElectionStep {
         job.elect(attempt.id(), step.now());
         attempt.succeed(step.now());
         step.afterCommit(() -> metrics.attemptOutcome(attempt.provider(), "succeeded"));
-        events.record(job.id(), attempt.id(), "winner.elected", "output " + attempt.outputDigest());
+        events.record(job.id(), attempt.id(), JobEventKind.WINNER_ELECTED, "output " + attempt.outputDigest());
         return true;
     }
 

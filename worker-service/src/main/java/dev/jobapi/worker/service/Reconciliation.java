@@ -5,6 +5,7 @@ import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.callback.ProviderCallbacks;
 import dev.jobapi.common.digest.Sha256;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import dev.jobapi.worker.provider.ProviderRegistry;
@@ -104,7 +105,7 @@ public class Reconciliation {
         events.record(
                 attempt.jobId(),
                 attempt.id(),
-                "attempt.reconciled",
+                JobEventKind.ATTEMPT_RECONCILED,
                 "provider has " + completed.remoteId() + ", " + digest);
         outcomes.recordUsage(step, completed.usage());
         if (attempt.state() != AttemptState.UNKNOWN) {
@@ -132,7 +133,7 @@ public class Reconciliation {
         events.record(
                 attempt.jobId(),
                 attempt.id(),
-                "attempt.reconciled",
+                JobEventKind.ATTEMPT_RECONCILED,
                 "provider has " + failed.remoteId() + ": " + failed.reason());
         outcomes.recordUsage(step, failed.usage());
         if (attempt.state() == AttemptState.UNKNOWN) {

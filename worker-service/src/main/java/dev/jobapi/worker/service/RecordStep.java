@@ -3,6 +3,7 @@ package dev.jobapi.worker.service;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.digest.Sha256;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.common.tracing.Tracing;
@@ -139,7 +140,10 @@ public class RecordStep {
         String digest = Sha256.prefixed(completed.patch());
         work.storeGeneration(attempt.id(), completed.patch(), digest, step.now());
         events.record(
-                attempt.jobId(), attempt.id(), "generation.stored", digest + ", remote id " + completed.remoteId());
+                attempt.jobId(),
+                attempt.id(),
+                JobEventKind.GENERATION_STORED,
+                digest + ", remote id " + completed.remoteId());
         outcomes.recordUsage(step, completed.usage());
         return digest;
     }
