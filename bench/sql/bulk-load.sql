@@ -12,10 +12,10 @@ SELECT md5('job-' || g)::uuid, 'bulk-' || (g % 100), 'bulk-' || g, 'sha256:' || 
        '{"baseRef":"main","prompt":"bulk job ' || g || '","repository":"demo"}', 'fake-a', 'completed',
        md5('attempt-' || g)::uuid, 3, t, t
 FROM generate_series(:from, :to) g, LATERAL (SELECT timestamptz '2025-01-01 00:00:00+00' + make_interval(secs => g) AS t) c;
-INSERT INTO attempt (id, job_id, provider, state, request_key, remote_id, output_digest, quarantined, lease_owner,
+INSERT INTO attempt (id, job_id, provider, state, request_key, remote_id, output_digest, lease_owner,
                      lease_expires_at, sent_at, version, created_at, updated_at)
 SELECT md5('attempt-' || g)::uuid, md5('job-' || g)::uuid, 'fake-a', 'succeeded',
-       'attempt-' || md5('attempt-' || g)::uuid, 'chatcmpl-bulk-' || g, 'sha256:' || md5('output-' || g), false,
+       'attempt-' || md5('attempt-' || g)::uuid, 'chatcmpl-bulk-' || g, 'sha256:' || md5('output-' || g),
        'bulk', t + interval '5 minutes', t, 3, t, t
 FROM generate_series(:from, :to) g, LATERAL (SELECT timestamptz '2025-01-01 00:00:00+00' + make_interval(secs => g) AS t) c;
 INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source, recorded_at)

@@ -12,10 +12,10 @@ INSERT INTO job (id, owner_id, idempotency_key, input_digest, input, provider, s
           now(), now())
   ON CONFLICT (owner_id, idempotency_key) DO NOTHING RETURNING id AS job_id \gset
 INSERT INTO attempt (id, job_id, idempotency_key, request_digest, provider, state, request_key, remote_id,
-                     output_digest, reason, reviewed_by, quarantined, lease_owner, lease_expires_at, sent_at, version,
+                     output_digest, reason, reviewed_by, lease_owner, lease_expires_at, sent_at, version,
                      created_at, updated_at)
   VALUES (gen_random_uuid(), :job_id, NULL, NULL, 'fake-a', 'starting', 'attempt-' || gen_random_uuid(), NULL,
-          NULL, NULL, NULL, false, NULL, NULL, NULL, 0, now(), now())
+          NULL, NULL, NULL, NULL, NULL, NULL, 0, now(), now())
   RETURNING id AS attempt_id \gset
 INSERT INTO outbox (attempt_id, job_id, created_at) VALUES (:attempt_id, :job_id, now()) RETURNING id AS outbox_id \gset
 INSERT INTO job_event (job_id, attempt_id, at, kind, detail)

@@ -6,12 +6,18 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.notNullValue;
 
 import com.rabbitmq.client.GetResponse;
+import dev.jobapi.common.job.JobEventKind;
+import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.testing.TestBroker;
+import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
+import jakarta.inject.Inject;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +26,9 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 class AdminTest extends ApiTestSupport {
+
+    @Inject
+    JobEvents events;
 
     private final String alice = Tokens.user("alice");
     private final String otto = Tokens.of("otto", "operator");
@@ -174,7 +183,7 @@ class AdminTest extends ApiTestSupport {
         String attemptId = as(alice).get("/jobs/" + id).path("attempts[0].id");
         execute("INSERT INTO generation (attempt_id, patch, output_digest, created_at) VALUES ('" + attemptId
                 + "', convert_to('--- a\n+++ b\n', 'UTF8'), 'sha256:abc', now())");
-        execute("UPDATE attempt SET state = 'unknown', quarantined = true, output_digest = 'sha256:abc',"
+        execute("UPDATE attempt SET state = 'quarantined', output_digest = 'sha256:abc',"
                 + " reason = 'provider reported no usage' WHERE id = '" + attemptId + "'");
         execute("INSERT INTO usage_record (attempt_id, owner_id, provider, source, recorded_at) VALUES ('" + attemptId
                 + "', 'alice', 'fake-a', 'unknown', now())");
@@ -182,6 +191,9 @@ class AdminTest extends ApiTestSupport {
                 .then()
                 .statusCode(200)
                 .body("id", equalTo(List.of(attemptId)))
+                // The wire shows a held attempt as before quarantine became a state: unknown, quarantined.
+                .body("[0].state", equalTo("unknown"))
+                .body("[0].quarantined", equalTo(true))
                 .body("[0].usage.source", equalTo("unknown"));
 
         as(otto).contentType(ContentType.JSON)
@@ -190,6 +202,7 @@ class AdminTest extends ApiTestSupport {
                 .post("/admin/attempts/" + attemptId + "/resolve")
                 .then()
                 .statusCode(200)
+                .body("state", equalTo("unknown"))
                 .body("quarantined", equalTo(false));
         assertThat(count("SELECT count(*) FROM usage_record WHERE source = 'provider_reported'"
                         + " AND prompt_tokens = 12 AND completion_tokens = 40"))
@@ -215,8 +228,8 @@ class AdminTest extends ApiTestSupport {
                 .extract()
                 .path("id");
         String attemptId = as(alice).get("/jobs/" + id).path("attempts[0].id");
-        execute("UPDATE attempt SET state = 'unknown', quarantined = true, reason = 'provider reported no usage'"
-                + " WHERE id = '" + attemptId + "'");
+        execute("UPDATE attempt SET state = 'quarantined', reason = 'provider reported no usage'" + " WHERE id = '"
+                + attemptId + "'");
         execute("UPDATE job SET state = 'needs_review', review_reason = 'usage missing' WHERE id = '" + id + "'");
 
         as(otto).contentType(ContentType.JSON)
@@ -253,6 +266,30 @@ class AdminTest extends ApiTestSupport {
                 .body("kind", equalTo(List.of("job.created", "attempt.requested", "job.replayed")));
         as(Tokens.user("bob")).get("/jobs/" + id + "/timeline").then().statusCode(404);
         as(otto).get("/jobs/" + id + "/timeline").then().statusCode(200);
+    }
+
+    @Test
+    void timelineShowsEveryKindOfTheCatalogueByItsWireName() {
+        String id = createJob(alice, "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        execute("DELETE FROM job_event WHERE job_id = '" + id + "'");
+        QuarkusTransaction.requiringNew().run(() -> {
+            for (JobEventKind kind : JobEventKind.values()) {
+                events.record(UUID.fromString(id), null, kind, null);
+            }
+        });
+        as(alice)
+                .get("/jobs/" + id + "/timeline")
+                .then()
+                .statusCode(200)
+                .body(
+                        "kind",
+                        equalTo(Arrays.stream(JobEventKind.values())
+                                .map(JobEventKind::wireName)
+                                .toList()));
     }
 
     /** One user's retry loop or a long history never makes the timeline a response without bound. */

@@ -113,6 +113,52 @@ class AttemptRequestTest extends ApiTestSupport {
                 .body("attempts[0].reviewedBy", equalTo("rita"))
                 .body("attempts[1].state", equalTo("starting"));
         assertThat(count("SELECT count(*) FROM outbox")).isEqualTo(2);
+
+        // The reviewer's request sent again is a replay: it supersedes nothing, not even its own attempt.
+        requestAttempt(
+                        rita,
+                        id,
+                        "retry-3",
+                        "{\"provider\":\"fake-b\",\"supersede\":{\"reason\":\"provider A timed out at 09:17\"}}")
+                .then()
+                .statusCode(200)
+                .header("Idempotent-Replayed", "true");
+        as(alice).get("/jobs/" + id).then().body("attempts[1].state", equalTo("starting"));
+        assertThat(count("SELECT count(*) FROM outbox")).isEqualTo(2);
+    }
+
+    @Test
+    void concurrentRetriesOfAKeyWhoseAttemptFailedSinceAreReplaysNeverASecondAttempt() throws Exception {
+        String id = aliceJobWithFailedFirstAttempt();
+        String made = requestAttempt(alice, id, "retry-1", "{\"provider\":\"fake-b\"}")
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        // Its attempt fails: nothing is open, so the job takes a new attempt, but not under this key.
+        execute("UPDATE attempt SET state = 'failed', reason = 'provider said 400' WHERE id = '" + made + "'");
+        CountDownLatch start = new CountDownLatch(1);
+        List<CompletableFuture<Response>> retries = IntStream.range(0, 10)
+                .mapToObj(i -> CompletableFuture.supplyAsync(() -> {
+                    try {
+                        start.await();
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                    return requestAttempt(alice, id, "retry-1", "{\"provider\":\"fake-b\"}");
+                }))
+                .toList();
+        start.countDown();
+        for (CompletableFuture<Response> retry : retries) {
+            Response response = retry.get();
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(response.header("Idempotent-Replayed")).isEqualTo("true");
+            assertThat(response.<String>path("id")).isEqualTo(made);
+        }
+        assertThat(count("SELECT count(*) FROM attempt WHERE job_id = '" + id + "'"))
+                .isEqualTo(2);
+        assertThat(count("SELECT count(*) FROM outbox")).isEqualTo(2);
+        requestAttempt(alice, id, "retry-2", "{\"provider\":\"fake-b\"}").then().statusCode(201);
     }
 
     @Test

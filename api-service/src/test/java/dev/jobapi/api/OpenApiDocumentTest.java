@@ -107,6 +107,16 @@ class OpenApiDocumentTest {
     }
 
     @Test
+    void anAttemptsStateIsOneOfTheFiveStatesClientsKnowAndQuarantineIsAFlag() {
+        // Quarantine is a state in the database (V15) but the wire keeps unknown + quarantined: true.
+        JsonNode attempt = document.path("components").path("schemas").path("AttemptView");
+        assertThat(attempt.path("properties").path("state").path("enum").toString())
+                .isEqualTo("[\"starting\",\"succeeded\",\"failed\",\"unknown\",\"superseded\"]");
+        assertThat(attempt.path("properties").path("quarantined").path("type").asText())
+                .isEqualTo("boolean");
+    }
+
+    @Test
     void fieldsThatComeBackNullAreNullable() {
         Map<String, List<String>> nullable = Map.of(
                 "JobView", List.of("winningAttemptId", "reviewReason"),

@@ -108,7 +108,9 @@ final class Checker {
     private void figures() throws SQLException {
         figures.put("jobs by state", countsBy("SELECT state, count(*) FROM job GROUP BY state"));
         figures.put("attempts by state", countsBy("SELECT state, count(*) FROM attempt GROUP BY state"));
-        figures.put("quarantined attempts (usage missing)", single("SELECT count(*) FROM attempt WHERE quarantined"));
+        figures.put(
+                "quarantined attempts (usage missing)",
+                single("SELECT count(*) FROM attempt WHERE state = 'quarantined'"));
         figures.put("usage records by source", countsBy("SELECT source, count(*) FROM usage_record GROUP BY source"));
         figures.put("provider requests (fake provider's log)", (long)
                 inputs.providerLog().size());

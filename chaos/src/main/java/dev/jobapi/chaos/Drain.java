@@ -136,7 +136,7 @@ final class Drain {
             Set<String> stored = storedCompletions;
             long unreconciled = 0;
             try (PreparedStatement statement = db.prepareStatement("SELECT a.id FROM attempt a"
-                            + " WHERE (a.state = 'unknown' AND NOT a.quarantined OR a.state = 'superseded')"
+                            + " WHERE a.state IN ('unknown', 'superseded')"
                             + " AND NOT EXISTS (SELECT 1 FROM usage_record u WHERE u.attempt_id = a.id)");
                     ResultSet rs = statement.executeQuery()) {
                 while (rs.next()) {
@@ -161,7 +161,7 @@ final class Drain {
         try (PreparedStatement statement = db.prepareStatement("SELECT j.id, j.owner_id FROM job j"
                         + " WHERE j.state = 'needs_review' AND j.winning_attempt_id IS NULL"
                         + " AND NOT EXISTS (SELECT 1 FROM attempt a"
-                        + " WHERE a.job_id = j.id AND a.state IN ('starting', 'unknown', 'succeeded'))"
+                        + " WHERE a.job_id = j.id AND a.state IN ('starting', 'unknown', 'quarantined', 'succeeded'))"
                         + " AND NOT EXISTS (SELECT 1 FROM attempt a"
                         + " WHERE a.job_id = j.id AND a.reason LIKE 'apply refused by the target%')");
                 ResultSet rs = statement.executeQuery()) {

@@ -172,9 +172,7 @@ class AttemptPipelineTest extends WorkerTestSupport {
         UUID attempt = aStartingAttempt(job, "fake-a");
         publish(attempt, job);
         await().atMost(PATIENCE).until(() -> !"starting".equals(attemptState(attempt)));
-        assertThat(attemptState(attempt)).isEqualTo("unknown");
-        assertThat(text("SELECT quarantined FROM attempt WHERE id = '" + attempt + "'"))
-                .isEqualTo("true");
+        assertThat(attemptState(attempt)).isEqualTo("quarantined");
         assertThat(count("SELECT count(*) FROM usage_record WHERE source = 'unknown'"))
                 .isEqualTo(1);
         assertThat(count("SELECT count(*) FROM applied_patch")).isZero();
@@ -283,11 +281,11 @@ class AttemptPipelineTest extends WorkerTestSupport {
         UUID job = aJob("held for usage");
         UUID attempt = aStartingAttempt(job, "fake-a");
         publish(attempt, job);
-        await().atMost(PATIENCE).until(() -> "unknown".equals(attemptState(attempt)));
+        await().atMost(PATIENCE).until(() -> "quarantined".equals(attemptState(attempt)));
         // What POST /admin/attempts/{id}/resolve commits: reconciled usage, the hold lifted, a new message.
         execute("UPDATE usage_record SET source = 'provider_reported', prompt_tokens = 7, completion_tokens = 9"
                 + " WHERE attempt_id = '" + attempt + "'");
-        execute("UPDATE attempt SET quarantined = false WHERE id = '" + attempt + "'");
+        execute("UPDATE attempt SET state = 'unknown' WHERE id = '" + attempt + "'");
         publish(attempt, job);
         await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
         assertThat(attemptState(attempt)).isEqualTo("succeeded");
@@ -302,13 +300,13 @@ class AttemptPipelineTest extends WorkerTestSupport {
         UUID job = aJob("still held");
         UUID attempt = aStartingAttempt(job, "fake-a");
         publish(attempt, job);
-        await().atMost(PATIENCE).until(() -> "unknown".equals(attemptState(attempt)));
+        await().atMost(PATIENCE).until(() -> "quarantined".equals(attemptState(attempt)));
         publish(attempt, job); // a duplicate or a replay changes nothing while the hold lasts
         await().atMost(PATIENCE)
                 .until(() ->
                         count("SELECT count(*) FROM job_event WHERE kind LIKE 'message.%' AND job_id = '" + job + "'")
                                 == 2);
-        assertThat(attemptState(attempt)).isEqualTo("unknown");
+        assertThat(attemptState(attempt)).isEqualTo("quarantined");
         assertThat(count("SELECT count(*) FROM applied_patch")).isZero();
         assertThat(commitsOnJobBranch(job)).isZero();
     }

@@ -8,12 +8,17 @@ import java.time.Instant;
 import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
-/** The Attempt representation of docs/api.md#representations. */
+/**
+ * The Attempt representation of docs/api.md#representations. A quarantined attempt is shown as it
+ * was before quarantine became a state of its own: {@code unknown} with {@code quarantined: true}.
+ * To a client it is an attempt whose outcome it cannot count on yet, which is what unknown says;
+ * keeping the wire as it was spares every client a sixth state.
+ */
 public record AttemptView(
         UUID id,
         UUID jobId,
         String provider,
-        AttemptState state,
+        @Schema(enumeration = {"starting", "succeeded", "failed", "unknown", "superseded"}) AttemptState state,
         @Schema(nullable = true) String remoteId,
         @Schema(nullable = true) String outputDigest,
         @Schema(nullable = true) String reason,
@@ -33,12 +38,12 @@ public record AttemptView(
                 a.id(),
                 a.jobId(),
                 a.provider(),
-                a.state(),
+                a.state() == AttemptState.QUARANTINED ? AttemptState.UNKNOWN : a.state(),
                 a.remoteId(),
                 a.outputDigest(),
                 a.reason(),
                 a.reviewedBy(),
-                a.quarantined(),
+                a.state() == AttemptState.QUARANTINED,
                 usageView,
                 a.createdAt(),
                 a.updatedAt());

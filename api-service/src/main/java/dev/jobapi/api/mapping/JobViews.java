@@ -6,9 +6,8 @@ import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.UsageRecord;
-import dev.jobapi.common.budget.DailyBudgets;
-import dev.jobapi.common.fallback.KillSwitch;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.start.AttemptStarts;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 import java.io.UncheckedIOException;
@@ -28,14 +27,12 @@ public class JobViews {
     public static final String FETCH_OUTPUT = "fetch_output";
 
     private final AttemptRepository attempts;
-    private final KillSwitch killSwitch;
-    private final DailyBudgets budgets;
+    private final AttemptStarts starts;
     private final ObjectMapper mapper;
 
-    JobViews(AttemptRepository attempts, KillSwitch killSwitch, DailyBudgets budgets, ObjectMapper mapper) {
+    JobViews(AttemptRepository attempts, AttemptStarts starts, ObjectMapper mapper) {
         this.attempts = attempts;
-        this.killSwitch = killSwitch;
-        this.budgets = budgets;
+        this.starts = starts;
         this.mapper = mapper;
     }
 
@@ -68,7 +65,8 @@ public class JobViews {
                     job.createdAt(),
                     job.updatedAt(),
                     attemptViews,
-                    actions(job, jobAttempts, caller, () -> mayStartAnAttempt(job)));
+                    actions(job, jobAttempts, caller, () -> starts.refusal(job, jobAttempts)
+                            .isEmpty()));
         } catch (JsonProcessingException e) {
             throw new UncheckedIOException("Stored input of job " + job.id() + " is not JSON", e);
         }
@@ -98,13 +96,5 @@ public class JobViews {
             actions.add(FETCH_OUTPUT);
         }
         return actions;
-    }
-
-    /**
-     * What POST /jobs/{id}/attempts checks beyond the job itself: the kill switch is on and the
-     * owner's budget for today is not spent (else 409 fallback-disabled, 429 budget-exceeded).
-     */
-    private boolean mayStartAnAttempt(Job job) {
-        return killSwitch.state().enabled() && budgets.spent(job.ownerId()).isEmpty();
     }
 }

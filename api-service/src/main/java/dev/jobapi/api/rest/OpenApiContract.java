@@ -155,7 +155,7 @@ public class OpenApiContract implements OASFilter {
                                 .format("date"));
     }
 
-    /** An extension member of budget-exceeded (Budgets): absent from every other problem. */
+    /** An extension member of budget-exceeded (StartRefusals): absent from every other problem. */
     private static Schema budgetFigure(Schema.SchemaType type, String what) {
         return OASFactory.createSchema().type(List.of(type)).description("budget-exceeded only: " + what);
     }

@@ -127,13 +127,14 @@ public class ApiMetrics {
         try {
             // One short transaction per gauge: holding one table's lock while asking for the next is
             // how background readers deadlock with schema changes and bulk deletes.
-            unknownAttemptsOpen.set(scalar("SELECT count(*) FROM attempt WHERE state = 'unknown'"));
+            // Quarantined attempts are unknown ones held for an operator, as the API shows them: counted here too.
+            unknownAttemptsOpen.set(scalar("SELECT count(*) FROM attempt WHERE state IN ('unknown', 'quarantined')"));
             outboxLagSeconds.set(scalar("SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)"
                     + " FROM outbox WHERE sent_at IS NULL"));
             dlqDepth.set(deadLetters.depth());
-            quarantinedAttemptsOpen.set(scalar("SELECT count(*) FROM attempt WHERE state = 'unknown' AND quarantined"));
+            quarantinedAttemptsOpen.set(scalar("SELECT count(*) FROM attempt WHERE state = 'quarantined'"));
             oldestUnknownAgeSeconds.set(scalar("SELECT coalesce(extract(epoch FROM now() - min(updated_at)), 0)"
-                    + " FROM attempt WHERE state = 'unknown'"));
+                    + " FROM attempt WHERE state IN ('unknown', 'quarantined')"));
             workQueueDepth.set(broker.withChannel(channel ->
                     (long) channel.queueDeclarePassive(AttemptTopology.QUEUE).getMessageCount()));
             highestBudgetShareSpent.set(QuarkusTransaction.requiringNew().call(budgets::highestShareSpentToday));

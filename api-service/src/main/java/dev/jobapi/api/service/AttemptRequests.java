@@ -6,56 +6,52 @@ import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.audit.AuditTrail;
-import dev.jobapi.common.fallback.KillSwitch;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
-import dev.jobapi.common.message.OutboxWriter;
+import dev.jobapi.common.start.AttemptStarts;
+import dev.jobapi.common.start.StartRefusal;
 import dev.jobapi.common.tracing.Tracing;
 import io.opentelemetry.api.trace.Span;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 import java.time.Clock;
 import java.time.Instant;
-import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
-import java.util.stream.Collectors;
+import java.util.function.Supplier;
 
 /**
  * New attempts of an existing job (docs/design.md, rule 2): state transitions, never new jobs. The
  * job row is locked for the decision, so two concurrent requests cannot both pass the open-attempt
- * guard.
+ * guard. One attempt per (job, Idempotency-Key) is the constraint attempt_job_idempotency_key_unique:
+ * the attempt is inserted {@code ON CONFLICT DO NOTHING}, and no row back means a replay.
  */
 @ApplicationScoped
 public class AttemptRequests {
 
     private final JobAccess access;
     private final AttemptRepository attempts;
-    private final OutboxWriter outbox;
     private final Providers providers;
-    private final FallbackSwitch fallbackSwitch;
+    private final AttemptStarts starts;
     private final JobEvents events;
     private final AuditTrail audit;
-    private final Budgets budgets;
     private final Clock clock;
 
     AttemptRequests(
             JobAccess access,
             AttemptRepository attempts,
-            OutboxWriter outbox,
             Providers providers,
-            FallbackSwitch fallbackSwitch,
+            AttemptStarts starts,
             JobEvents events,
             AuditTrail audit,
-            Budgets budgets,
             Clock clock) {
         this.access = access;
         this.attempts = attempts;
-        this.outbox = outbox;
         this.providers = providers;
-        this.fallbackSwitch = fallbackSwitch;
+        this.starts = starts;
         this.events = events;
         this.audit = audit;
-        this.budgets = budgets;
         this.clock = clock;
     }
 
@@ -73,70 +69,81 @@ public class AttemptRequests {
             String supersedeReason,
             String requestDigest) {
         Job job = access.lockVisible(caller, jobId);
-        var earlier = attempts.findByJobAndKey(jobId, idempotencyKey);
-        if (earlier.isPresent()) {
-            if (!requestDigest.equals(earlier.get().requestDigest())) {
-                throw new ProblemException(
-                        Problem.IDEMPOTENCY_KEY_REUSED,
-                        "Attempt " + earlier.get().id() + " was requested with this key and a different body.");
-            }
-            events.recordAtMostOncePer(
-                    JobEvents.REPLAY_WINDOW,
-                    jobId,
-                    earlier.get().id(),
-                    "attempt.replayed",
-                    "Idempotency-Key " + idempotencyKey);
-            return new Replayable<>(earlier.get(), false);
-        }
+        // The job is locked: the open attempts read here cannot change before this transaction ends.
+        Optional<StartRefusal> refusal = starts.refusal(job, attempts.forJobLocked(jobId));
+        // Every refusal below first asks whether the key was used: a replay is answered with its
+        // attempt whatever has changed since (the job closed, the switch flipped, the attempt is open).
         if (supersedeReason != null && !caller.isReviewer()) {
-            throw new ProblemException(Problem.FORBIDDEN, "Only a reviewer may supersede attempts.");
+            return replayOr(
+                    jobId,
+                    idempotencyKey,
+                    requestDigest,
+                    () -> new ProblemException(Problem.FORBIDDEN, "Only a reviewer may supersede attempts."));
         }
-        if (job.state().isTerminal() || job.winningAttemptId() != null) {
-            throw new ProblemException(
-                    Problem.JOB_CLOSED,
-                    "Job " + jobId + " is " + job.state().wireName() + "; it takes no new attempts.");
+        if (refusal.isPresent() && !(refusal.get() instanceof StartRefusal.AttemptsOpen)) {
+            return replayOr(jobId, idempotencyKey, requestDigest, () -> StartRefusals.problem(refusal.get()));
         }
-        KillSwitch.State fallback = fallbackSwitch.state();
-        if (!fallback.enabled()) {
-            throw new ProblemException(
-                    Problem.FALLBACK_DISABLED,
-                    "New attempts are switched off by " + fallback.setBy() + ": " + fallback.reason());
+        String provider;
+        try {
+            provider = providers.resolve(requestedProvider);
+        } catch (ProblemException unknownProvider) {
+            return replayOr(jobId, idempotencyKey, requestDigest, () -> unknownProvider);
         }
-        budgets.requireRoomFor(job.ownerId());
-        String provider = providers.resolve(requestedProvider);
+        if (refusal.isPresent() && supersedeReason == null) {
+            return replayOr(jobId, idempotencyKey, requestDigest, () -> StartRefusals.problem(refusal.get()));
+        }
         Instant now = clock.instant();
-        List<Attempt> open = attempts.forJobLocked(jobId).stream()
-                .filter(a -> a.state().isOpen())
-                .toList();
-        if (!open.isEmpty()) {
-            if (supersedeReason == null) {
-                throw new ProblemException(
-                        Problem.REVIEW_REQUIRED,
-                        "Attempt(s) " + describe(open) + " may still produce a result; a reviewer must supersede"
-                                + " them with a reason before another provider is tried.");
-            }
-            for (Attempt superseded : open) {
+        Optional<Attempt> started = starts.startOnce(jobId, provider, idempotencyKey, requestDigest, now);
+        if (started.isEmpty()) {
+            // Zero rows: this key made an attempt of this job before (it has since failed or lost, or a
+            // reviewer's supersession was sent again). A replay: nothing was written, nothing superseded.
+            return replayOr(
+                    jobId,
+                    idempotencyKey,
+                    requestDigest,
+                    () -> new IllegalStateException(
+                            "The insert of job " + jobId + "'s attempt conflicted with no row for its key"));
+        }
+        Attempt attempt = started.get();
+        if (refusal.isPresent()) {
+            for (Attempt superseded : ((StartRefusal.AttemptsOpen) refusal.get()).open()) {
                 superseded.supersede(supersedeReason, caller.subject(), now);
                 events.record(
                         jobId,
                         superseded.id(),
-                        "attempt.superseded",
+                        JobEventKind.ATTEMPT_SUPERSEDED,
                         supersedeReason + " (by " + caller.subject() + ")");
                 audit.record(caller.subject(), "attempt.supersede", supersedeReason, jobId, superseded.id(), null);
             }
         }
         job.resumeAfterReview(now);
-        Attempt attempt = Attempt.starting(jobId, provider, idempotencyKey, requestDigest, now);
-        attempts.persist(attempt);
-        outbox.announce(attempt);
         Tracing.name(Span.current(), jobId, attempt.id());
-        events.record(jobId, attempt.id(), "attempt.requested", "provider " + provider + " by " + caller.subject());
+        events.record(
+                jobId,
+                attempt.id(),
+                JobEventKind.ATTEMPT_REQUESTED,
+                "provider " + provider + " by " + caller.subject());
         return new Replayable<>(attempt, true);
     }
 
-    private static String describe(List<Attempt> open) {
-        return open.stream()
-                .map(a -> a.id() + " (" + a.state().wireName() + ")")
-                .collect(Collectors.joining(", "));
+    /**
+     * The attempt this job's key made before, as a replay (recorded at most once a minute), or 422
+     * idempotency-key-reused when it was made with another body; {@code refusal} when the key is new.
+     */
+    private Replayable<Attempt> replayOr(
+            UUID jobId, String idempotencyKey, String requestDigest, Supplier<RuntimeException> refusal) {
+        Attempt earlier = attempts.findByJobAndKey(jobId, idempotencyKey).orElseThrow(refusal);
+        if (!requestDigest.equals(earlier.requestDigest())) {
+            throw new ProblemException(
+                    Problem.IDEMPOTENCY_KEY_REUSED,
+                    "Attempt " + earlier.id() + " was requested with this key and a different body.");
+        }
+        events.recordAtMostOncePer(
+                JobEvents.REPLAY_WINDOW,
+                jobId,
+                earlier.id(),
+                JobEventKind.ATTEMPT_REPLAYED,
+                "Idempotency-Key " + idempotencyKey);
+        return new Replayable<>(earlier, false);
     }
 }

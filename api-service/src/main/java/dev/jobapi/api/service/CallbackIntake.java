@@ -6,6 +6,7 @@ import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.callback.ProviderCallback;
 import dev.jobapi.common.callback.ProviderCallbacks;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.message.OutboxWriter;
 import dev.jobapi.common.tracing.Tracing;
@@ -67,7 +68,7 @@ public class CallbackIntake {
                     events.record(
                             attempt.jobId(),
                             attempt.id(),
-                            "callback.received",
+                            JobEventKind.CALLBACK_RECEIVED,
                             "signed " + callback.signedAt() + ", remote id " + callback.remoteId()
                                     + (callback.promptTokens() == null ? ", no usage reported" : ""));
                     return true;

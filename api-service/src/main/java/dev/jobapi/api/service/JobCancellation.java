@@ -5,6 +5,7 @@ import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.audit.AuditTrail;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.job.JobState;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -46,7 +47,7 @@ public class JobCancellation {
                     Problem.JOB_CLOSED, "Job " + jobId + " already has a result; it can no longer be cancelled.");
         }
         job.cancel(clock.instant());
-        events.record(jobId, null, "job.cancelled", "by " + caller.subject());
+        events.record(jobId, null, JobEventKind.JOB_CANCELLED, "by " + caller.subject());
         if (!caller.subject().equals(job.ownerId())) {
             audit.record(caller.subject(), "job.cancel", null, jobId, null, "owner " + job.ownerId());
         }

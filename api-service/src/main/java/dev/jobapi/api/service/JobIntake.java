@@ -6,11 +6,12 @@ import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.attempt.Attempt;
-import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.job.JobRepository;
-import dev.jobapi.common.message.OutboxWriter;
+import dev.jobapi.common.start.AttemptStarts;
+import dev.jobapi.common.start.StartRefusal;
 import dev.jobapi.common.tracing.Tracing;
 import io.opentelemetry.api.trace.Span;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -32,31 +33,25 @@ public class JobIntake {
 
     private final EntityManager em;
     private final JobRepository jobs;
-    private final AttemptRepository attempts;
-    private final OutboxWriter outbox;
     private final Providers providers;
     private final JobEvents events;
-    private final Budgets budgets;
+    private final AttemptStarts starts;
     private final JobViews views;
     private final Clock clock;
 
     JobIntake(
             EntityManager em,
             JobRepository jobs,
-            AttemptRepository attempts,
-            OutboxWriter outbox,
             Providers providers,
             JobEvents events,
-            Budgets budgets,
+            AttemptStarts starts,
             JobViews views,
             Clock clock) {
         this.em = em;
         this.jobs = jobs;
-        this.attempts = attempts;
-        this.outbox = outbox;
         this.providers = providers;
         this.events = events;
-        this.budgets = budgets;
+        this.starts = starts;
         this.views = views;
         this.clock = clock;
     }
@@ -81,7 +76,11 @@ public class JobIntake {
                     "Job " + existing.id() + " was created with this key and a different body.");
         }
         events.recordAtMostOncePer(
-                JobEvents.REPLAY_WINDOW, existing.id(), null, "job.replayed", "Idempotency-Key " + idempotencyKey);
+                JobEvents.REPLAY_WINDOW,
+                existing.id(),
+                null,
+                JobEventKind.JOB_REPLAYED,
+                "Idempotency-Key " + idempotencyKey);
         return Optional.of(new Replayable<>(views.of(existing, caller), false));
     }
 
@@ -135,10 +134,11 @@ public class JobIntake {
                     .orElseThrow(() -> new IllegalStateException("Conflicting job vanished: " + idempotencyKey));
         }
         // Only a new job starts an attempt; a replay above never counts against the budget.
-        budgets.requireRoomFor(caller.subject());
-        Attempt first = Attempt.starting(job.id(), provider, null, null, now);
-        attempts.persist(first);
-        outbox.announce(first);
+        Optional<StartRefusal> refusal = starts.refusalOfFirstAttempt(caller.subject());
+        if (refusal.isPresent()) {
+            throw StartRefusals.problem(refusal.get());
+        }
+        Attempt first = starts.start(job.id(), provider, null, null, now);
         // The request's server span names what it made, as every span of this job's trace does.
         Tracing.name(Span.current(), job.id(), first.id());
         events.record(
@@ -146,9 +146,9 @@ public class JobIntake {
                 List.of(
                         new JobEvents.Event(
                                 null,
-                                "job.created",
+                                JobEventKind.JOB_CREATED,
                                 "Idempotency-Key " + idempotencyKey + ", owner " + caller.subject()),
-                        new JobEvents.Event(first.id(), "attempt.requested", "provider " + provider)));
+                        new JobEvents.Event(first.id(), JobEventKind.ATTEMPT_REQUESTED, "provider " + provider)));
         return new Replayable<>(views.ofNewJob(job, first, caller), true);
     }
 }

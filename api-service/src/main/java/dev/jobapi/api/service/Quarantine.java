@@ -8,6 +8,7 @@ import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.audit.AuditTrail;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.job.JobRepository;
 import dev.jobapi.common.message.OutboxWriter;
@@ -55,7 +56,7 @@ public class Quarantine {
 
     @Transactional
     public List<Attempt> held() {
-        return attempts.list("quarantined = true and state = ?1 order by updatedAt", AttemptState.UNKNOWN);
+        return attempts.list("state = ?1 order by updatedAt", AttemptState.QUARANTINED);
     }
 
     /** Records the usage the provider reconciled and releases the attempt to the election. */
@@ -77,7 +78,7 @@ public class Quarantine {
         events.record(
                 attempt.jobId(),
                 attemptId,
-                "usage.reconciled",
+                JobEventKind.USAGE_RECONCILED,
                 promptTokens + " prompt + " + completionTokens + " completion tokens, by " + operator.subject());
         audit.record(
                 operator.subject(),
@@ -102,7 +103,10 @@ public class Quarantine {
             job.awaitOwner("attempt " + attemptId + " failed by operator " + operator.subject() + ": " + reason, now);
         }
         events.record(
-                attempt.jobId(), attemptId, "attempt.failed", "by operator " + operator.subject() + ": " + reason);
+                attempt.jobId(),
+                attemptId,
+                JobEventKind.ATTEMPT_FAILED,
+                "by operator " + operator.subject() + ": " + reason);
         audit.record(operator.subject(), "attempt.resolve.fail", reason, attempt.jobId(), attemptId, null);
         return attempt;
     }
@@ -113,7 +117,7 @@ public class Quarantine {
         jobs.findForUpdate(attempt.jobId());
         // Locked after the job, as every attempt the API changes: a worker's concurrent step waits.
         em.refresh(attempt, LockModeType.PESSIMISTIC_WRITE);
-        if (!attempt.quarantined() || attempt.state() != AttemptState.UNKNOWN) {
+        if (attempt.state() != AttemptState.QUARANTINED) {
             throw new ProblemException(
                     Problem.NOT_QUARANTINED,
                     "Attempt " + attemptId + " is " + attempt.state().wireName() + " and not held.");

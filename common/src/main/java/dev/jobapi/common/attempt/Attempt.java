@@ -52,9 +52,6 @@ public class Attempt {
     @Column(name = "reviewed_by")
     private String reviewedBy;
 
-    @Column(name = "quarantined", nullable = false)
-    private boolean quarantined;
-
     @Column(name = "lease_owner")
     private String leaseOwner;
 
@@ -115,22 +112,20 @@ public class Attempt {
         moveTo(AttemptState.UNKNOWN, reason, now);
     }
 
-    /** The provider answered without usage: fail closed, hold the output until reconciled. */
+    /**
+     * The provider answered without usage: fail closed, hold the output until an operator reconciles
+     * it. From starting, or from unknown when its result arrived after the answer was given up for lost.
+     */
     public void quarantine(String reason, Instant now) {
-        if (state == AttemptState.UNKNOWN) {
-            // Its result arrived after it was marked unknown, still without usage.
-            this.reason = StoredText.of(reason);
-            this.updatedAt = now;
-        } else {
-            markUnknown(reason, now);
-        }
-        quarantined = true;
+        moveTo(AttemptState.QUARANTINED, reason, now);
     }
 
-    /** An operator recorded the reconciled usage: the attempt may now go to the election. */
+    /**
+     * An operator recorded the reconciled usage: the attempt is unknown again, with its answer and its
+     * usage stored, and goes to the election like any reconciled result.
+     */
     public void releaseFromQuarantine(Instant now) {
-        quarantined = false;
-        updatedAt = now;
+        moveTo(AttemptState.UNKNOWN, null, now);
     }
 
     /** Another attempt won or the job closed; this one's output is kept and never applied. */
@@ -207,10 +202,6 @@ public class Attempt {
 
     public String reviewedBy() {
         return reviewedBy;
-    }
-
-    public boolean quarantined() {
-        return quarantined;
     }
 
     public String leaseOwner() {

@@ -25,17 +25,28 @@ public enum AttemptState {
     /** Terminal: the provider refused or the stream broke; a fresh attempt may follow. */
     FAILED,
     /**
-     * The provider may have the request but we do not know what it did, or it did not report usage.
-     * Only the reconciler or a reviewer moves it on. It blocks fallback until then.
+     * The provider may have the request but we do not know what it did. Moved in by a lost answer or
+     * lease (the worker) and by an operator who released a quarantined attempt with its usage; moved
+     * out by reconciliation (lookup or signed callback), the election of a stored result, or a
+     * reviewer's supersession. It blocks fallback until then.
      */
     UNKNOWN,
     /** Terminal: another attempt won, the job closed, or a reviewer replaced it. Output kept, never applied. */
-    SUPERSEDED;
+    SUPERSEDED,
+    /**
+     * The provider answered but reported no usage (rule 9 fails closed): the output is stored and
+     * held, never elected, never looked up again. Moved in by the worker (record, election or
+     * reconciliation step); moved out only by an operator, to unknown with the reconciled usage (the
+     * election then takes it like any stored result) or to failed, or by a reviewer's supersession or
+     * a job that closed. Not terminal; open, so it blocks a new attempt.
+     */
+    QUARANTINED;
 
     private Set<AttemptState> targets() {
         return switch (this) {
-            case STARTING -> EnumSet.of(SUCCEEDED, FAILED, UNKNOWN, SUPERSEDED);
-            case UNKNOWN -> EnumSet.of(SUCCEEDED, FAILED, SUPERSEDED);
+            case STARTING -> EnumSet.of(SUCCEEDED, FAILED, UNKNOWN, QUARANTINED, SUPERSEDED);
+            case UNKNOWN -> EnumSet.of(SUCCEEDED, FAILED, QUARANTINED, SUPERSEDED);
+            case QUARANTINED -> EnumSet.of(UNKNOWN, FAILED, SUPERSEDED);
             case SUCCEEDED -> EnumSet.of(FAILED);
             case FAILED, SUPERSEDED -> EnumSet.noneOf(AttemptState.class);
         };
@@ -56,8 +67,20 @@ public enum AttemptState {
         return targets().isEmpty();
     }
 
-    /** Starting and unknown attempts may still produce a result, so they block a new attempt. */
+    /**
+     * Starting, unknown and quarantined attempts may still produce (or hold) a result, so they block a
+     * new attempt.
+     */
     public boolean isOpen() {
+        return this == STARTING || this == UNKNOWN || this == QUARANTINED;
+    }
+
+    /**
+     * Whether a result arriving from the provider (an answer, a lookup, a callback) may still move
+     * this attempt. A quarantined attempt has its answer already and waits for an operator, so a
+     * second answer is stored but changes nothing.
+     */
+    public boolean awaitsResult() {
         return this == STARTING || this == UNKNOWN;
     }
 

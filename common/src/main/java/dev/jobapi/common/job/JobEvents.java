@@ -48,13 +48,13 @@ public class JobEvents {
     }
 
     /** One entry of a job's timeline; {@code attemptId} is null for an event of the job as a whole. */
-    public record Event(UUID attemptId, String kind, String detail) {}
+    public record Event(UUID attemptId, JobEventKind kind, String detail) {}
 
     /** An event as it will be written: its job and the time it was recorded. */
     private record Pending(UUID jobId, Event event, Instant at) {}
 
     @Transactional(Transactional.TxType.MANDATORY)
-    public void record(UUID jobId, UUID attemptId, String kind, String detail) {
+    public void record(UUID jobId, UUID attemptId, JobEventKind kind, String detail) {
         record(jobId, List.of(new Event(attemptId, kind, detail)));
     }
 
@@ -65,7 +65,7 @@ public class JobEvents {
      * the check reads the table.
      */
     @Transactional(Transactional.TxType.MANDATORY)
-    public void recordAtMostOncePer(Duration window, UUID jobId, UUID attemptId, String kind, String detail) {
+    public void recordAtMostOncePer(Duration window, UUID jobId, UUID attemptId, JobEventKind kind, String detail) {
         Instant now = clock.instant();
         em.createNativeQuery("INSERT INTO job_event (job_id, attempt_id, at, kind, detail)"
                         + " SELECT ?1, ?2, ?3, ?4, ?5 WHERE NOT EXISTS (SELECT 1 FROM job_event WHERE job_id = ?1"
@@ -73,7 +73,7 @@ public class JobEvents {
                 .setParameter(1, jobId)
                 .setParameter(2, attemptId)
                 .setParameter(3, now)
-                .setParameter(4, kind)
+                .setParameter(4, kind.wireName())
                 .setParameter(5, StoredText.of(detail))
                 .setParameter(6, now.minus(window))
                 .executeUpdate();
@@ -107,7 +107,7 @@ public class JobEvents {
                 insert.setObject(1, event.jobId());
                 insert.setObject(2, event.event().attemptId());
                 insert.setObject(3, OffsetDateTime.ofInstant(event.at(), ZoneOffset.UTC));
-                insert.setString(4, event.event().kind());
+                insert.setString(4, event.event().kind().wireName());
                 insert.setString(5, StoredText.of(event.event().detail()));
                 insert.addBatch();
             }

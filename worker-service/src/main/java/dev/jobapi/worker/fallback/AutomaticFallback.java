@@ -4,11 +4,11 @@ import dev.jobapi.common.acceptance.AcceptanceConfig;
 import dev.jobapi.common.acceptance.ProviderAcceptances;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
-import dev.jobapi.common.budget.DailyBudgets;
-import dev.jobapi.common.fallback.KillSwitch;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
-import dev.jobapi.common.message.OutboxWriter;
+import dev.jobapi.common.start.AttemptStarts;
+import dev.jobapi.common.start.StartRefusal;
 import dev.jobapi.worker.config.WorkerConfig;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
@@ -29,30 +29,24 @@ import java.util.stream.Collectors;
 public class AutomaticFallback {
 
     private final AttemptRepository attempts;
-    private final OutboxWriter outbox;
-    private final KillSwitch killSwitch;
+    private final AttemptStarts starts;
     private final ProviderAcceptances acceptances;
     private final AcceptanceConfig acceptance;
     private final WorkerConfig config;
-    private final DailyBudgets budgets;
     private final JobEvents events;
 
     AutomaticFallback(
             AttemptRepository attempts,
-            OutboxWriter outbox,
-            KillSwitch killSwitch,
+            AttemptStarts starts,
             ProviderAcceptances acceptances,
             AcceptanceConfig acceptance,
             WorkerConfig config,
-            DailyBudgets budgets,
             JobEvents events) {
         this.attempts = attempts;
-        this.outbox = outbox;
-        this.killSwitch = killSwitch;
+        this.starts = starts;
         this.acceptances = acceptances;
         this.acceptance = acceptance;
         this.config = config;
-        this.budgets = budgets;
         this.events = events;
     }
 
@@ -64,54 +58,50 @@ public class AutomaticFallback {
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public Optional<Attempt> afterFailure(Job job, Attempt failed, Instant now) {
-        if (job.fallbackProviders().isEmpty() || job.state().isTerminal() || job.winningAttemptId() != null) {
+        if (job.fallbackProviders().isEmpty()) {
             return Optional.empty();
         }
         List<Attempt> jobAttempts = attempts.forJob(job.id());
-        if (jobAttempts.stream().anyMatch(a -> a.state().isOpen() && !a.id().equals(failed.id()))) {
-            return Optional.empty(); // another attempt may still produce a result
+        Optional<StartRefusal> refusal = starts.refusal(job, jobAttempts);
+        if (refusal.isPresent()
+                && (refusal.get() instanceof StartRefusal.JobClosed
+                        || refusal.get() instanceof StartRefusal.AttemptsOpen)) {
+            // Nothing to fall back from: the job is settled, or another attempt may still produce a result.
+            return Optional.empty();
         }
         Set<String> tried = jobAttempts.stream().map(Attempt::provider).collect(Collectors.toSet());
         List<String> candidates = job.fallbackProviders().stream()
                 .filter(name -> !tried.contains(name))
                 .toList();
         if (candidates.isEmpty()) {
-            events.record(job.id(), failed.id(), "fallback.exhausted", "every provider of the fallback list was tried");
-            return Optional.empty();
-        }
-        var spent = budgets.spent(job.ownerId());
-        if (spent.isPresent()) {
             events.record(
                     job.id(),
                     failed.id(),
-                    "fallback.refused",
-                    "owner " + job.ownerId() + " spent " + spent.get().spentTokensToday()
-                            + " provider-reported tokens today against a budget of "
-                            + spent.get().budgetTokens());
+                    JobEventKind.FALLBACK_EXHAUSTED,
+                    "every provider of the fallback list was tried");
             return Optional.empty();
         }
-        KillSwitch.State position = killSwitch.state();
-        if (!position.enabled()) {
+        if (refusal.isPresent()) {
+            // The kill switch is off or the owner's budget is spent: the job says so and waits for its owner.
             events.record(
                     job.id(),
                     failed.id(),
-                    "fallback.refused",
-                    "kill switch is off (set by " + position.setBy() + ": " + position.reason() + ")");
+                    JobEventKind.FALLBACK_REFUSED,
+                    refusal.get().reason());
             return Optional.empty();
         }
         for (String provider : candidates) {
-            Optional<String> refusal = refusal(provider, now);
-            if (refusal.isPresent()) {
-                events.record(job.id(), failed.id(), "fallback.refused", provider + ": " + refusal.get());
+            Optional<String> providerRefusal = refusal(provider, now);
+            if (providerRefusal.isPresent()) {
+                events.record(
+                        job.id(), failed.id(), JobEventKind.FALLBACK_REFUSED, provider + ": " + providerRefusal.get());
                 continue;
             }
-            Attempt next = Attempt.starting(job.id(), provider, "automatic-fallback-after-" + failed.id(), null, now);
-            attempts.persist(next);
-            outbox.announce(next);
+            Attempt next = starts.start(job.id(), provider, "automatic-fallback-after-" + failed.id(), null, now);
             events.record(
                     job.id(),
                     next.id(),
-                    "fallback.automatic",
+                    JobEventKind.FALLBACK_AUTOMATIC,
                     "provider " + provider + " after attempt " + failed.id() + " failed: " + failed.reason());
             return Optional.of(next);
         }

@@ -7,6 +7,7 @@ import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.Generation;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.job.JobState;
 import dev.jobapi.common.tracing.TraceAttributes;
@@ -98,7 +99,7 @@ public class ApplyStep {
         events.record(
                 job.id(),
                 attempt.id(),
-                reserved ? "apply.reserved" : "apply.key_exists",
+                reserved ? JobEventKind.APPLY_RESERVED : JobEventKind.APPLY_KEY_EXISTS,
                 "key " + key + (reserved ? ", scope " + scope : applied ? ", already applied" : ", outcome unknown"));
         if (!applier.appliesInTheDatabase()) {
             return new Plan(key, target, scope, generation.patch(), applied);
@@ -180,13 +181,14 @@ public class ApplyStep {
         LOG.warnf(
                 "Apply of attempt %s failed (%d so far), the sweep retries it: %s",
                 step.attempt().id(), failures, failure);
-        events.record(job.id(), step.attempt().id(), "apply.deferred", "failure " + failures + ": " + failure);
+        events.record(
+                job.id(), step.attempt().id(), JobEventKind.APPLY_DEFERRED, "failure " + failures + ": " + failure);
         if (failures >= FAILURES_BEFORE_REVIEW && job.state() != JobState.NEEDS_REVIEW) {
             job.requireReview(
                     "the apply of attempt " + step.attempt().id() + " has failed " + failures + " times (last: "
                             + failure + "); it is retried with backoff until the target takes it",
                     step.now());
-            events.record(job.id(), step.attempt().id(), "job.needs_review", job.reviewReason());
+            events.record(job.id(), step.attempt().id(), JobEventKind.JOB_NEEDS_REVIEW, job.reviewReason());
         }
         return null;
     }
@@ -210,7 +212,7 @@ public class ApplyStep {
         events.record(
                 step.job().id(),
                 step.attempt().id(),
-                foundOnTarget ? "apply.found_on_target" : "apply.done",
+                foundOnTarget ? JobEventKind.APPLY_FOUND_ON_TARGET : JobEventKind.APPLY_DONE,
                 "key " + key + ", target " + targetRef);
     }
 
@@ -218,7 +220,7 @@ public class ApplyStep {
         Job job = step.job();
         if (job.state() != JobState.COMPLETED) {
             job.complete(step.now());
-            events.record(job.id(), step.attempt().id(), "job.completed", null);
+            events.record(job.id(), step.attempt().id(), JobEventKind.JOB_COMPLETED, null);
         }
     }
 
@@ -238,8 +240,8 @@ public class ApplyStep {
         attempt.failApply(stated, step.now());
         job.releaseRefusedWinner("attempt " + attempt.id() + ": " + stated, step.now());
         step.afterCommit(() -> metrics.attemptOutcome(attempt.provider(), "apply_refused"));
-        events.record(job.id(), attempt.id(), "apply.refused", reason);
-        events.record(job.id(), attempt.id(), "job.needs_review", stated);
+        events.record(job.id(), attempt.id(), JobEventKind.APPLY_REFUSED, reason);
+        events.record(job.id(), attempt.id(), JobEventKind.JOB_NEEDS_REVIEW, stated);
         return null;
     }
 

@@ -4,6 +4,7 @@ import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.provider.ProviderOutcome;
@@ -43,7 +44,7 @@ public class AttemptOutcomes {
         Attempt attempt = step.attempt();
         attempt.markUnknown(reason, step.now());
         step.afterCommit(() -> metrics.attemptOutcome(attempt.provider(), "unknown"));
-        events.record(attempt.jobId(), attempt.id(), "attempt.unknown", reason);
+        events.record(attempt.jobId(), attempt.id(), JobEventKind.ATTEMPT_UNKNOWN, reason);
         requireReview(step, reason);
     }
 
@@ -82,14 +83,14 @@ public class AttemptOutcomes {
         Attempt attempt = step.attempt();
         attempt.quarantine(reason, step.now());
         step.afterCommit(() -> metrics.attemptOutcome(attempt.provider(), "quarantined"));
-        events.record(attempt.jobId(), attempt.id(), "attempt.quarantined", reason);
+        events.record(attempt.jobId(), attempt.id(), JobEventKind.ATTEMPT_QUARANTINED, reason);
     }
 
     void fail(Loaded step, String reason) {
         Attempt attempt = step.attempt();
         attempt.fail(reason, step.now());
         step.afterCommit(() -> metrics.attemptOutcome(attempt.provider(), "failed"));
-        events.record(attempt.jobId(), attempt.id(), "attempt.failed", reason);
+        events.record(attempt.jobId(), attempt.id(), JobEventKind.ATTEMPT_FAILED, reason);
     }
 
     /** Another attempt won or the job closed: the output is kept (within the bound) and never applied. */
@@ -101,7 +102,7 @@ public class AttemptOutcomes {
         events.record(
                 attempt.jobId(),
                 attempt.id(),
-                "attempt.lost",
+                JobEventKind.ATTEMPT_LOST,
                 reason + (dropped > 0 ? "; output of " + dropped + " bytes dropped (over the bound)" : "; output kept")
                         + ", never applied");
     }
@@ -120,14 +121,14 @@ public class AttemptOutcomes {
             return;
         }
         job.awaitOwner("attempt " + ended.id() + " (" + ended.provider() + ") failed: " + ended.reason(), step.now());
-        events.record(job.id(), ended.id(), "job.needs_review", job.reviewReason());
+        events.record(job.id(), ended.id(), JobEventKind.JOB_NEEDS_REVIEW, job.reviewReason());
     }
 
     void requireReview(Loaded step, String reason) {
         Job job = step.job();
         if (!job.state().isTerminal()) {
             job.requireReview("attempt " + step.attempt().id() + ": " + reason, step.now());
-            events.record(job.id(), step.attempt().id(), "job.needs_review", reason);
+            events.record(job.id(), step.attempt().id(), JobEventKind.JOB_NEEDS_REVIEW, reason);
         }
     }
 
@@ -139,7 +140,7 @@ public class AttemptOutcomes {
         Attempt attempt = step.attempt();
         work.recordUsage(attempt.id(), step.job().ownerId(), attempt.provider(), usage, step.now());
         step.afterCommit(() -> metrics.tokens(attempt.provider(), usage));
-        events.record(attempt.jobId(), attempt.id(), "usage.recorded", describe(usage));
+        events.record(attempt.jobId(), attempt.id(), JobEventKind.USAGE_RECORDED, describe(usage));
     }
 
     private static String describe(ProviderOutcome.Usage usage) {

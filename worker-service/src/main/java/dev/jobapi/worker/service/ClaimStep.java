@@ -7,6 +7,7 @@ import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.UsageSource;
 import dev.jobapi.common.callback.ProviderCallbacks;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.provider.ProviderRequest;
@@ -86,7 +87,7 @@ public class ClaimStep {
         events.record(
                 job.id(),
                 attempt.id(),
-                redelivered ? "message.redelivered" : "message.delivered",
+                redelivered ? JobEventKind.MESSAGE_REDELIVERED : JobEventKind.MESSAGE_DELIVERED,
                 "attempt " + attempt.state().wireName() + ", worker " + workerId);
         switch (attempt.state()) {
             case SUCCEEDED:
@@ -95,8 +96,7 @@ public class ClaimStep {
                 return Decision.of(unfinishedWinner ? Next.APPLY : Next.NOTHING);
             case UNKNOWN:
                 // An operator's resolution (usage recorded, quarantine lifted) sends it on to the election.
-                boolean resolved = !attempt.quarantined()
-                        && attempts.generation(attempt.id()).isPresent()
+                boolean resolved = attempts.generation(attempt.id()).isPresent()
                         && attempts.usage(attempt.id())
                                 .filter(u -> u.source() == UsageSource.PROVIDER_REPORTED)
                                 .isPresent();
@@ -105,6 +105,10 @@ public class ClaimStep {
                 }
                 // A provider's signed callback arrived: reconcile from it now rather than at the next round.
                 return Decision.of(callbacks.find(attempt.id()).isPresent() ? Next.RECONCILE : Next.NOTHING);
+            case QUARANTINED:
+                // Held for an operator: only a release (to unknown) or a fail moves it on.
+                LOG.debugf("Attempt %s is quarantined; it waits for an operator", attempt.id());
+                return Decision.NOTHING;
             case FAILED, SUPERSEDED:
                 LOG.debugf("Attempt %s is %s; duplicate or late message", attempt.id(), attempt.state());
                 return Decision.NOTHING;
@@ -124,11 +128,18 @@ public class ClaimStep {
             }
             job.start(step.now());
             events.record(
-                    job.id(), attempt.id(), "attempt.claimed", "by " + workerId + ", request sent at " + step.now());
+                    job.id(),
+                    attempt.id(),
+                    JobEventKind.ATTEMPT_CLAIMED,
+                    "by " + workerId + ", request sent at " + step.now());
             return new Decision(Next.CALL, request(step));
         }
         if (work.leaseLive(attempt.id())) {
-            events.record(job.id(), attempt.id(), "message.parked", "lease of " + attempt.leaseOwner() + " is live");
+            events.record(
+                    job.id(),
+                    attempt.id(),
+                    JobEventKind.MESSAGE_PARKED,
+                    "lease of " + attempt.leaseOwner() + " is live");
             return Decision.of(Next.PARK);
         }
         outcomes.leaseLost(step);

@@ -6,6 +6,7 @@ import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.attempt.Generation;
 import dev.jobapi.common.attempt.UsageSource;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.common.tracing.Tracing;
@@ -64,7 +65,8 @@ public class ElectionStep {
     private boolean decide(Loaded step) {
         Attempt attempt = step.attempt();
         Job job = step.job();
-        boolean resolvedUnknown = attempt.state() == AttemptState.UNKNOWN && !attempt.quarantined();
+        // Unknown, never quarantined: a held answer waits for an operator, who releases it to unknown.
+        boolean resolvedUnknown = attempt.state() == AttemptState.UNKNOWN;
         boolean open = attempt.state() == AttemptState.STARTING || resolvedUnknown;
         // An answer stored by another path (a reconciliation, a record step that could only commit the
         // answer alone) has its generation but not yet its digest on the attempt.
@@ -102,7 +104,7 @@ public class ElectionStep {
         job.elect(attempt.id(), step.now());
         attempt.succeed(step.now());
         step.afterCommit(() -> metrics.attemptOutcome(attempt.provider(), "succeeded"));
-        events.record(job.id(), attempt.id(), "winner.elected", "output " + attempt.outputDigest());
+        events.record(job.id(), attempt.id(), JobEventKind.WINNER_ELECTED, "output " + attempt.outputDigest());
         return true;
     }
 

@@ -129,7 +129,7 @@ public class Reconciler {
 
     private List<UUID> storedResultsNeverElected() {
         // Older than a few seconds, so a pipeline on its way from the store to the election goes first.
-        return ids("SELECT a.id FROM attempt a WHERE a.state IN ('starting', 'unknown') AND NOT a.quarantined"
+        return ids("SELECT a.id FROM attempt a WHERE a.state IN ('starting', 'unknown')"
                 + " AND a.updated_at < statement_timestamp() - interval '5 seconds'"
                 + " AND EXISTS (SELECT 1 FROM generation g WHERE g.attempt_id = a.id)"
                 + " AND EXISTS (SELECT 1 FROM usage_record u WHERE u.attempt_id = a.id"
@@ -235,7 +235,7 @@ public class Reconciler {
         @SuppressWarnings("unchecked")
         List<UUID> candidates = QuarkusTransaction.requiringNew()
                 .call(() -> em.createNativeQuery("SELECT a.id FROM attempt a WHERE a.sent_at IS NOT NULL"
-                                + " AND (a.state = 'unknown' AND NOT a.quarantined OR a.state = 'superseded')"
+                                + " AND a.state IN ('unknown', 'superseded')"
                                 + " AND NOT EXISTS (SELECT 1 FROM usage_record u WHERE u.attempt_id = a.id)"
                                 + " AND a.sent_at < ?1 AND a.sent_at > ?2"
                                 // Each attempt is asked again once as long has passed since its last

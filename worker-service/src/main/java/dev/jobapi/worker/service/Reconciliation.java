@@ -5,6 +5,7 @@ import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.callback.ProviderCallbacks;
 import dev.jobapi.common.digest.Sha256;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import dev.jobapi.worker.provider.ProviderRegistry;
@@ -104,11 +105,11 @@ public class Reconciliation {
         events.record(
                 attempt.jobId(),
                 attempt.id(),
-                "attempt.reconciled",
+                JobEventKind.ATTEMPT_RECONCILED,
                 "provider has " + completed.remoteId() + ", " + digest);
         outcomes.recordUsage(step, completed.usage());
-        if (attempt.state() != AttemptState.UNKNOWN || attempt.quarantined()) {
-            return false; // superseded meanwhile: recorded, never applied
+        if (attempt.state() != AttemptState.UNKNOWN) {
+            return false; // superseded or held meanwhile: recorded, never applied
         }
         attempt.recordRemoteId(completed.remoteId(), step.now());
         attempt.recordOutput(digest, step.now());
@@ -132,10 +133,10 @@ public class Reconciliation {
         events.record(
                 attempt.jobId(),
                 attempt.id(),
-                "attempt.reconciled",
+                JobEventKind.ATTEMPT_RECONCILED,
                 "provider has " + failed.remoteId() + ": " + failed.reason());
         outcomes.recordUsage(step, failed.usage());
-        if (attempt.state() == AttemptState.UNKNOWN && !attempt.quarantined()) {
+        if (attempt.state() == AttemptState.UNKNOWN) {
             outcomes.fail(step, failed.reason());
             outcomes.awaitOwnerIfNothingOpen(step);
         }

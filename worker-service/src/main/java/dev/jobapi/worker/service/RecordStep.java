@@ -3,6 +3,7 @@ package dev.jobapi.worker.service;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.digest.Sha256;
+import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.common.tracing.Tracing;
@@ -94,7 +95,7 @@ public class RecordStep {
         Attempt attempt = step.attempt();
         boolean starting = attempt.state() == AttemptState.STARTING;
         // An attempt marked unknown while its call was still running (lease lost) takes its result too.
-        boolean awaited = starting || attempt.state() == AttemptState.UNKNOWN && !attempt.quarantined();
+        boolean awaited = attempt.state().awaitsResult();
         if (awaited && outcome.remoteId() != null) {
             attempt.recordRemoteId(outcome.remoteId(), step.now());
         }
@@ -139,7 +140,10 @@ public class RecordStep {
         String digest = Sha256.prefixed(completed.patch());
         work.storeGeneration(attempt.id(), completed.patch(), digest, step.now());
         events.record(
-                attempt.jobId(), attempt.id(), "generation.stored", digest + ", remote id " + completed.remoteId());
+                attempt.jobId(),
+                attempt.id(),
+                JobEventKind.GENERATION_STORED,
+                digest + ", remote id " + completed.remoteId());
         outcomes.recordUsage(step, completed.usage());
         return digest;
     }

@@ -1,0 +1,51 @@
+package dev.jobapi.api.service;
+
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemException;
+import dev.jobapi.common.budget.DailyBudgets;
+import dev.jobapi.common.start.StartRefusal;
+import java.util.Map;
+
+/**
+ * The API's answers to the common start policy's refusals (docs/design.md, rule 2): 409 job-closed,
+ * fallback-disabled or review-required, 429 budget-exceeded with the figures.
+ */
+final class StartRefusals {
+
+    private StartRefusals() {}
+
+    static ProblemException problem(StartRefusal refusal) {
+        if (refusal instanceof StartRefusal.JobClosed closed) {
+            return new ProblemException(
+                    Problem.JOB_CLOSED,
+                    "Job " + closed.jobId() + " is " + closed.state().wireName() + "; it takes no new attempts.");
+        }
+        if (refusal instanceof StartRefusal.SwitchedOff off) {
+            return new ProblemException(
+                    Problem.FALLBACK_DISABLED,
+                    "New attempts are switched off by " + off.position().setBy() + ": "
+                            + off.position().reason());
+        }
+        if (refusal instanceof StartRefusal.BudgetSpent budget) {
+            DailyBudgets.Spent spent = budget.spent();
+            return new ProblemException(
+                    Problem.BUDGET_EXCEEDED,
+                    "Providers reported " + spent.spentTokensToday() + " tokens spent today against a budget of "
+                            + spent.budgetTokens() + "; new attempts start again tomorrow (UTC).",
+                    Map.of(
+                            "budgetTokens",
+                            spent.budgetTokens(),
+                            "spentTokensToday",
+                            spent.spentTokensToday(),
+                            "unknownSpendAttemptsToday",
+                            spent.unknownSpendAttemptsToday(),
+                            "day",
+                            spent.day().toString()));
+        }
+        StartRefusal.AttemptsOpen open = (StartRefusal.AttemptsOpen) refusal;
+        return new ProblemException(
+                Problem.REVIEW_REQUIRED,
+                "Attempt(s) " + open.describe() + " may still produce a result; a reviewer must supersede"
+                        + " them with a reason before another provider is tried.");
+    }
+}
