@@ -1,6 +1,6 @@
 package dev.jobapi.cli;
 
-import dev.jobapi.client.model.FallbackSwitch;
+import dev.jobapi.client.model.KillSwitch;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -35,7 +35,7 @@ final class FallbackCommand implements Callable<Integer> {
         return print(jobctl.client(Jobctl.OPERATOR).setFallback(false, reason));
     }
 
-    private int print(FallbackSwitch state) {
+    private int print(KillSwitch state) {
         spec.commandLine()
                 .getOut()
                 .printf(

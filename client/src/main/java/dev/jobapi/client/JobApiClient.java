@@ -12,10 +12,10 @@ import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import dev.jobapi.client.model.AcceptanceRun;
 import dev.jobapi.client.model.Attempt;
 import dev.jobapi.client.model.DeadLetterPage;
-import dev.jobapi.client.model.FallbackSwitch;
 import dev.jobapi.client.model.Job;
 import dev.jobapi.client.model.JobPage;
 import dev.jobapi.client.model.JobState;
+import dev.jobapi.client.model.KillSwitch;
 import dev.jobapi.client.model.NewJob;
 import dev.jobapi.client.model.ProviderStatus;
 import dev.jobapi.client.model.ReplayResult;
@@ -266,19 +266,19 @@ public final class JobApiClient {
         return resolve(attemptId, MAPPER.createObjectNode().put("fail", true).put("reason", reason));
     }
 
-    public FallbackSwitch fallback() {
-        return read(get("/admin/fallback"), FallbackSwitch.class);
+    public KillSwitch fallback() {
+        return read(get("/admin/fallback"), KillSwitch.class);
     }
 
     /** The kill switch for new fallback attempts; a reason is required to disable it. */
-    public FallbackSwitch setFallback(boolean enabled, String reason) {
+    public KillSwitch setFallback(boolean enabled, String reason) {
         ObjectNode body = MAPPER.createObjectNode().put("enabled", enabled);
         if (reason != null) {
             body.put("reason", reason);
         }
         return read(
                 send(new Call("PUT", "/admin/fallback", bytes(body), null, Safety.IDEMPOTENT, Map.of())),
-                FallbackSwitch.class);
+                KillSwitch.class);
     }
 
     public List<ProviderStatus> providers() {

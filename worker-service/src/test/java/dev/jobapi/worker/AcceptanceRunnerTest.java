@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.jobapi.common.acceptance.AcceptanceConfig;
-import dev.jobapi.common.acceptance.ProviderAcceptances;
+import dev.jobapi.common.acceptance.AcceptanceRuns;
 import dev.jobapi.fakeprovider.Script;
 import dev.jobapi.fakeprovider.Step;
 import dev.jobapi.worker.acceptance.AcceptanceFixtures;
@@ -57,7 +57,7 @@ class AcceptanceRunnerTest extends WorkerTestSupport {
             """;
 
     @Inject
-    ProviderAcceptances acceptances;
+    AcceptanceRuns acceptances;
 
     @Inject
     AcceptanceFixtures fixtures;

@@ -3,8 +3,8 @@ package dev.jobapi.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.jobapi.common.callback.CallbackInbox;
 import dev.jobapi.common.callback.ProviderCallback;
-import dev.jobapi.common.callback.ProviderCallbacks;
 import dev.jobapi.common.job.JobRepository;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.message.ConfirmedPublisher;
@@ -38,7 +38,7 @@ class AttemptPipelineTest extends WorkerTestSupport {
     private static final Duration PATIENCE = Duration.ofSeconds(20);
 
     @Inject
-    ProviderCallbacks callbacks;
+    CallbackInbox callbacks;
 
     @Inject
     CrashingApplier applier;

@@ -1,7 +1,7 @@
 package dev.jobapi.api.rest;
 
 import dev.jobapi.api.security.Caller;
-import dev.jobapi.api.service.AuditLog;
+import dev.jobapi.api.service.AuditTrailQueries;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
@@ -25,20 +25,20 @@ public class AuditResource {
 
     private static final int MAX_PAGE = 500;
 
-    private final AuditLog auditLog;
+    private final AuditTrailQueries auditTrail;
 
-    AuditResource(AuditLog auditLog) {
-        this.auditLog = auditLog;
+    AuditResource(AuditTrailQueries auditTrail) {
+        this.auditTrail = auditTrail;
     }
 
     @Operation(operationId = "listAudit", summary = "Operator and reviewer actions, newest first")
     @APIResponse(responseCode = "200", description = "Audit records")
     @APIResponse(responseCode = "400", description = "invalid-request")
     @GET
-    public List<AuditLog.Entry> audit(
+    public List<AuditTrailQueries.Entry> audit(
             @QueryParam("before") String beforeValue, @QueryParam("limit") String limitValue) {
         long before = QueryValues.whole("before", beforeValue, Long.MAX_VALUE, 1, Long.MAX_VALUE);
         int limit = (int) QueryValues.whole("limit", limitValue, 50, 1, MAX_PAGE);
-        return auditLog.entries(before, limit);
+        return auditTrail.entries(before, limit);
     }
 }

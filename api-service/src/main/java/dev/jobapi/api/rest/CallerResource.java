@@ -2,7 +2,7 @@ package dev.jobapi.api.rest;
 
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.security.CurrentCaller;
-import dev.jobapi.api.service.Providers;
+import dev.jobapi.api.service.ProviderRegistry;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
@@ -38,9 +38,9 @@ public class CallerResource {
     public record Me(String subject, List<String> roles, List<String> console, List<String> providers) {}
 
     private final CurrentCaller currentCaller;
-    private final Providers providers;
+    private final ProviderRegistry providers;
 
-    CallerResource(CurrentCaller currentCaller, Providers providers) {
+    CallerResource(CurrentCaller currentCaller, ProviderRegistry providers) {
         this.currentCaller = currentCaller;
         this.providers = providers;
     }

@@ -12,7 +12,6 @@ import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.security.CurrentCaller;
 import dev.jobapi.api.service.ApiMetrics;
 import dev.jobapi.api.service.AttemptRequests;
-import dev.jobapi.api.service.AuditLog;
 import dev.jobapi.api.service.JobAccess;
 import dev.jobapi.api.service.JobCancellation;
 import dev.jobapi.api.service.JobIntake;
@@ -74,7 +73,6 @@ public class JobResource {
     private final JobViews views;
     private final OutboxRelay relay;
     private final ApiMetrics metrics;
-    private final AuditLog auditLog;
     private final ConditionalReads conditionalReads;
 
     JobResource(
@@ -88,7 +86,6 @@ public class JobResource {
             JobViews views,
             OutboxRelay relay,
             ApiMetrics metrics,
-            AuditLog auditLog,
             ConditionalReads conditionalReads) {
         this.currentCaller = currentCaller;
         this.bodies = bodies;
@@ -100,7 +97,6 @@ public class JobResource {
         this.views = views;
         this.relay = relay;
         this.metrics = metrics;
-        this.auditLog = auditLog;
         this.conditionalReads = conditionalReads;
     }
 
@@ -295,7 +291,7 @@ public class JobResource {
             content =
                     @Content(
                             mediaType = "application/json",
-                            schema = @Schema(type = SchemaType.ARRAY, implementation = AuditLog.Event.class)))
+                            schema = @Schema(type = SchemaType.ARRAY, implementation = JobQueries.Event.class)))
     @APIResponse(responseCode = "400", description = "invalid-query (after or limit not a whole number in range)")
     @APIResponse(responseCode = "404", description = "job-not-found")
     @GET
@@ -309,7 +305,7 @@ public class JobResource {
         long after = QueryValues.whole("after", afterValue, 0, 0, Long.MAX_VALUE);
         int limit = (int) QueryValues.whole("limit", limitValue, TIMELINE_PAGE, 1, MAX_TIMELINE_PAGE);
         UUID job = access.visible(caller, jobId(id)).id();
-        List<AuditLog.Event> events = auditLog.timeline(job, after, limit);
+        List<JobQueries.Event> events = queries.timeline(job, after, limit);
         Response.ResponseBuilder answer = Response.ok(events);
         if (events.size() == limit) {
             // Relative, as Location is: never built from the client's Host header.

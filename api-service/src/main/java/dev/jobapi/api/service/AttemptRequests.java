@@ -32,7 +32,7 @@ public class AttemptRequests {
 
     private final JobAccess access;
     private final AttemptRepository attempts;
-    private final Providers providers;
+    private final ProviderRegistry providers;
     private final AttemptStarts starts;
     private final JobEvents events;
     private final AuditTrail audit;
@@ -41,7 +41,7 @@ public class AttemptRequests {
     AttemptRequests(
             JobAccess access,
             AttemptRepository attempts,
-            Providers providers,
+            ProviderRegistry providers,
             AttemptStarts starts,
             JobEvents events,
             AuditTrail audit,

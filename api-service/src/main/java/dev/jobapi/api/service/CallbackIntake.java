@@ -4,8 +4,8 @@ import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
+import dev.jobapi.common.callback.CallbackInbox;
 import dev.jobapi.common.callback.ProviderCallback;
-import dev.jobapi.common.callback.ProviderCallbacks;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.message.OutboxWriter;
@@ -27,7 +27,7 @@ import java.time.Clock;
 public class CallbackIntake {
 
     private final AttemptRepository attempts;
-    private final ProviderCallbacks callbacks;
+    private final CallbackInbox callbacks;
     private final OutboxWriter outbox;
     private final JobEvents events;
     private final Clock clock;
@@ -35,7 +35,7 @@ public class CallbackIntake {
 
     CallbackIntake(
             AttemptRepository attempts,
-            ProviderCallbacks callbacks,
+            CallbackInbox callbacks,
             OutboxWriter outbox,
             JobEvents events,
             Clock clock,

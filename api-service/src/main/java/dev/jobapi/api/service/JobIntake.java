@@ -33,7 +33,7 @@ public class JobIntake {
 
     private final EntityManager em;
     private final JobRepository jobs;
-    private final Providers providers;
+    private final ProviderRegistry providers;
     private final JobEvents events;
     private final AttemptStarts starts;
     private final JobViews views;
@@ -42,7 +42,7 @@ public class JobIntake {
     JobIntake(
             EntityManager em,
             JobRepository jobs,
-            Providers providers,
+            ProviderRegistry providers,
             JobEvents events,
             AttemptStarts starts,
             JobViews views,

@@ -11,18 +11,28 @@ import dev.jobapi.common.job.JobState;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.Query;
+import jakarta.transaction.Transactional;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
-/** Reads for GET /jobs and GET /jobs/{id}/output. */
+/** Reads for GET /jobs, GET /jobs/{id}/output and GET /jobs/{id}/timeline. */
 @ApplicationScoped
 public class JobQueries {
 
     /** One page of job summaries plus the cursor of the next page, if any. */
     public record Page(List<JobSummary> jobs, String nextCursor) {}
+
+    /** One event of a job's timeline. */
+    public record Event(
+            long id,
+            Instant at,
+            String kind,
+            @Schema(nullable = true) UUID attemptId,
+            @Schema(nullable = true) String detail) {}
 
     private final EntityManager em;
     private final JobAccess access;
@@ -131,5 +141,21 @@ public class JobQueries {
                 throw new ProblemException(Problem.INVALID_QUERY, "The cursor is not one this API issued.");
             }
         }
+    }
+
+    /** The job's events in the order they committed, from the one after {@code after} on, {@code limit} at most. */
+    @Transactional
+    public List<Event> timeline(UUID jobId, long after, int limit) {
+        @SuppressWarnings("unchecked")
+        List<Object[]> rows = em.createNativeQuery("SELECT id, at, kind, attempt_id, detail FROM job_event"
+                        + " WHERE job_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3")
+                .setParameter(1, jobId)
+                .setParameter(2, after)
+                .setParameter(3, limit)
+                .getResultList();
+        return rows.stream()
+                .map(r -> new Event(
+                        ((Number) r[0]).longValue(), (Instant) r[1], (String) r[2], (UUID) r[3], (String) r[4]))
+                .toList();
     }
 }

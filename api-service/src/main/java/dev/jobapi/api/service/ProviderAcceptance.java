@@ -5,7 +5,7 @@ import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.acceptance.AcceptanceConfig;
 import dev.jobapi.common.acceptance.AcceptanceRun;
-import dev.jobapi.common.acceptance.ProviderAcceptances;
+import dev.jobapi.common.acceptance.AcceptanceRuns;
 import dev.jobapi.common.audit.AuditTrail;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
@@ -33,15 +33,15 @@ public class ProviderAcceptance {
             @Schema(nullable = true) String refusal,
             @Schema(nullable = true) AcceptanceRun latestRun) {}
 
-    private final Providers providers;
-    private final ProviderAcceptances acceptances;
+    private final ProviderRegistry providers;
+    private final AcceptanceRuns acceptances;
     private final AcceptanceConfig config;
     private final AuditTrail audit;
     private final Clock clock;
 
     ProviderAcceptance(
-            Providers providers,
-            ProviderAcceptances acceptances,
+            ProviderRegistry providers,
+            AcceptanceRuns acceptances,
             AcceptanceConfig config,
             AuditTrail audit,
             Clock clock) {
@@ -76,7 +76,7 @@ public class ProviderAcceptance {
     @Transactional
     public Replayable<AcceptanceRun> request(Caller operator, String provider) {
         requireKnown(provider);
-        ProviderAcceptances.Requested requested = acceptances.request(provider, operator.subject(), clock.instant());
+        AcceptanceRuns.Requested requested = acceptances.request(provider, operator.subject(), clock.instant());
         if (requested.created()) {
             audit.record(
                     operator.subject(),

@@ -9,8 +9,8 @@ import java.util.Set;
 /**
  * The life of one acceptance run (docs/design.md, rule 12), as provider_acceptance's CHECK
  * constraint names them. The table here is the one statement of the legal moves; the conditional
- * updates of {@link ProviderAcceptances} each make one of them and guard it in their WHERE clause,
- * and ProviderAcceptancesTest holds them to this table for every source state.
+ * updates of {@link AcceptanceRuns} each make one of them and guard it in their WHERE clause,
+ * and AcceptanceRunsTest holds them to this table for every source state.
  */
 public enum AcceptanceState {
     /** Asked for by an operator; at most one requested or running run per provider. */

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.jobapi.common.acceptance.AcceptanceConfig;
 import dev.jobapi.common.acceptance.AcceptanceRun;
-import dev.jobapi.common.acceptance.ProviderAcceptances;
+import dev.jobapi.common.acceptance.AcceptanceRuns;
 import dev.jobapi.common.health.BackgroundLoops;
 import dev.jobapi.worker.acceptance.AcceptanceFixtures.Task;
 import dev.jobapi.worker.config.WorkerConfig;
@@ -40,7 +40,7 @@ public class AcceptanceRunner {
     /** This loop's scheduler identity and heartbeat name. */
     static final String LOOP = "acceptance";
 
-    private final ProviderAcceptances acceptances;
+    private final AcceptanceRuns acceptances;
     private final AcceptanceFixtures fixtures;
     private final ProviderRegistry providers;
     private final AcceptanceConfig config;
@@ -50,7 +50,7 @@ public class AcceptanceRunner {
     private final BackgroundLoops loops;
 
     AcceptanceRunner(
-            ProviderAcceptances acceptances,
+            AcceptanceRuns acceptances,
             AcceptanceFixtures fixtures,
             ProviderRegistry providers,
             AcceptanceConfig config,

@@ -1,7 +1,7 @@
 package dev.jobapi.worker.fallback;
 
 import dev.jobapi.common.acceptance.AcceptanceConfig;
-import dev.jobapi.common.acceptance.ProviderAcceptances;
+import dev.jobapi.common.acceptance.AcceptanceRuns;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.job.Job;
@@ -30,7 +30,7 @@ public class AutomaticFallback {
 
     private final AttemptRepository attempts;
     private final AttemptStarts starts;
-    private final ProviderAcceptances acceptances;
+    private final AcceptanceRuns acceptances;
     private final AcceptanceConfig acceptance;
     private final WorkerConfig config;
     private final JobEvents events;
@@ -38,7 +38,7 @@ public class AutomaticFallback {
     AutomaticFallback(
             AttemptRepository attempts,
             AttemptStarts starts,
-            ProviderAcceptances acceptances,
+            AcceptanceRuns acceptances,
             AcceptanceConfig acceptance,
             WorkerConfig config,
             JobEvents events) {

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.UsageSource;
-import dev.jobapi.common.callback.ProviderCallbacks;
+import dev.jobapi.common.callback.CallbackInbox;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
@@ -55,7 +55,7 @@ public class ClaimStep {
     private final AttemptWork work;
     private final AttemptOutcomes outcomes;
     private final JobEvents events;
-    private final ProviderCallbacks callbacks;
+    private final CallbackInbox callbacks;
     private final LeaseKeeper leases;
     private final WorkerConfig config;
     private final ObjectMapper mapper;
@@ -66,7 +66,7 @@ public class ClaimStep {
             AttemptWork work,
             AttemptOutcomes outcomes,
             JobEvents events,
-            ProviderCallbacks callbacks,
+            CallbackInbox callbacks,
             LeaseKeeper leases,
             WorkerConfig config,
             ObjectMapper mapper) {

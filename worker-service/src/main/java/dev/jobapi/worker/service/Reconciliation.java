@@ -3,7 +3,7 @@ package dev.jobapi.worker.service;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
-import dev.jobapi.common.callback.ProviderCallbacks;
+import dev.jobapi.common.callback.CallbackInbox;
 import dev.jobapi.common.digest.Sha256;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
@@ -32,7 +32,7 @@ public class Reconciliation {
     private final ElectionStep election;
     private final ApplyStep apply;
     private final ProviderRegistry providers;
-    private final ProviderCallbacks callbacks;
+    private final CallbackInbox callbacks;
     private final JobEvents events;
 
     Reconciliation(
@@ -43,7 +43,7 @@ public class Reconciliation {
             ElectionStep election,
             ApplyStep apply,
             ProviderRegistry providers,
-            ProviderCallbacks callbacks,
+            CallbackInbox callbacks,
             JobEvents events) {
         this.steps = steps;
         this.attempts = attempts;

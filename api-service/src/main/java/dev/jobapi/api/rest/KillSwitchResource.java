@@ -4,7 +4,6 @@ import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.security.CurrentCaller;
-import dev.jobapi.api.service.FallbackSwitch;
 import dev.jobapi.common.fallback.KillSwitch;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.Consumes;
@@ -32,19 +31,19 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Path("/admin/fallback")
 @RolesAllowed(Caller.OPERATOR)
 @Produces(MediaType.APPLICATION_JSON)
-public class FallbackResource {
+public class KillSwitchResource {
 
     /** Body of PUT /admin/fallback. */
     public record FallbackChange(Boolean enabled, String reason) {}
 
     private final CurrentCaller currentCaller;
     private final RequestBodies bodies;
-    private final FallbackSwitch fallbackSwitch;
+    private final KillSwitch killSwitch;
 
-    FallbackResource(CurrentCaller currentCaller, RequestBodies bodies, FallbackSwitch fallbackSwitch) {
+    KillSwitchResource(CurrentCaller currentCaller, RequestBodies bodies, KillSwitch killSwitch) {
         this.currentCaller = currentCaller;
         this.bodies = bodies;
-        this.fallbackSwitch = fallbackSwitch;
+        this.killSwitch = killSwitch;
     }
 
     @Operation(
@@ -53,7 +52,7 @@ public class FallbackResource {
     @APIResponse(responseCode = "200", description = "The switch")
     @GET
     public KillSwitch.State fallback() {
-        return fallbackSwitch.state();
+        return killSwitch.state();
     }
 
     @Operation(operationId = "setFallback", summary = "Flip the kill switch; disabling deletes nothing and is audited")
@@ -77,6 +76,6 @@ public class FallbackResource {
         }
         // A reason is required when disabling and checked whenever one is given.
         String reason = !change.enabled() || change.reason() != null ? bodies.reason("reason", change.reason()) : null;
-        return fallbackSwitch.set(currentCaller.get(), change.enabled(), reason);
+        return killSwitch.set(currentCaller.get().subject(), change.enabled(), reason);
     }
 }

@@ -2,8 +2,8 @@ package dev.jobapi.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.jobapi.common.acceptance.AcceptanceRuns;
 import dev.jobapi.common.acceptance.AcceptanceState;
-import dev.jobapi.common.acceptance.ProviderAcceptances;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
@@ -30,12 +30,12 @@ import org.junit.jupiter.api.Test;
  * one of them. One pending run per provider is a constraint, under concurrent requests too.
  */
 @QuarkusTest
-class ProviderAcceptancesTest extends ApiTestSupport {
+class AcceptanceRunsTest extends ApiTestSupport {
 
     private static final String HOLDER = "worker-holding";
 
     @Inject
-    ProviderAcceptances acceptances;
+    AcceptanceRuns acceptances;
 
     private record Source(AcceptanceState state, boolean leaseRanOut) {}
 

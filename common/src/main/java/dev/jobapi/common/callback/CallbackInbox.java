@@ -14,11 +14,11 @@ import java.util.UUID;
  * same recording, election and apply.
  */
 @ApplicationScoped
-public class ProviderCallbacks {
+public class CallbackInbox {
 
     private final EntityManager em;
 
-    ProviderCallbacks(EntityManager em) {
+    CallbackInbox(EntityManager em) {
         this.em = em;
     }
 

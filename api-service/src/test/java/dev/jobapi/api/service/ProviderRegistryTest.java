@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * profile of this service's own application.properties names none (local runs take the fake
  * provider's from dev/config, tests from the %test profile).
  */
-class ProvidersTest {
+class ProviderRegistryTest {
 
     @Test
     void theProductionProfileAcceptsNoProviderNamesNoDefaultAndVerifiesNoCallback() throws IOException {
@@ -33,7 +33,7 @@ class ProvidersTest {
 
     @Test
     void withNoProviderConfiguredEveryJobIsRefusedWhetherItNamesOneOrNot() throws IOException {
-        Providers providers = new Providers(configOf("prod", Map.of()));
+        ProviderRegistry providers = new ProviderRegistry(configOf("prod", Map.of()));
 
         assertThat(providers.names()).isEmpty();
         assertThatThrownBy(() -> providers.resolve("fake-a"))
@@ -48,7 +48,7 @@ class ProvidersTest {
 
     @Test
     void aDeploymentNamesItsProvidersAndTheDefaultOneIsUsedWhenAJobNamesNone() throws IOException {
-        Providers providers = new Providers(configOf(
+        ProviderRegistry providers = new ProviderRegistry(configOf(
                 "prod",
                 Map.of("jobapi.providers.names", "openai,claude", "jobapi.providers.default-provider", "openai")));
 
@@ -59,7 +59,7 @@ class ProvidersTest {
 
     @Test
     void aPageIsOfferedTheDefaultProviderFirstAndTheOthersInTheirConfiguredOrder() throws IOException {
-        Providers providers = new Providers(configOf(
+        ProviderRegistry providers = new ProviderRegistry(configOf(
                 "prod",
                 Map.of(
                         "jobapi.providers.names",

@@ -8,9 +8,9 @@ import java.util.List;
 import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
-/** Reads the audit trail and the job timelines. */
+/** Reads the audit trail (common's {@code AuditTrail} writes it). */
 @ApplicationScoped
-public class AuditLog {
+public class AuditTrailQueries {
 
     /** One audit record. */
     public record Entry(
@@ -23,17 +23,9 @@ public class AuditLog {
             @Schema(nullable = true) UUID attemptId,
             @Schema(nullable = true) String details) {}
 
-    /** One event of a job's timeline. */
-    public record Event(
-            long id,
-            Instant at,
-            String kind,
-            @Schema(nullable = true) UUID attemptId,
-            @Schema(nullable = true) String detail) {}
-
     private final EntityManager em;
 
-    AuditLog(EntityManager em) {
+    AuditTrailQueries(EntityManager em) {
         this.em = em;
     }
 
@@ -56,22 +48,6 @@ public class AuditLog {
                         (UUID) r[5],
                         (UUID) r[6],
                         (String) r[7]))
-                .toList();
-    }
-
-    /** The job's events in the order they committed, from the one after {@code after} on, {@code limit} at most. */
-    @Transactional
-    public List<Event> timeline(UUID jobId, long after, int limit) {
-        @SuppressWarnings("unchecked")
-        List<Object[]> rows = em.createNativeQuery("SELECT id, at, kind, attempt_id, detail FROM job_event"
-                        + " WHERE job_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3")
-                .setParameter(1, jobId)
-                .setParameter(2, after)
-                .setParameter(3, limit)
-                .getResultList();
-        return rows.stream()
-                .map(r -> new Event(
-                        ((Number) r[0]).longValue(), (Instant) r[1], (String) r[2], (UUID) r[3], (String) r[4]))
                 .toList();
     }
 }

@@ -14,14 +14,14 @@ import java.util.UUID;
  * API, workers claim and run them, and automatic fallback reads the latest finished one.
  */
 @ApplicationScoped
-public class ProviderAcceptances {
+public class AcceptanceRuns {
 
     private static final String COLUMNS = "id, provider, state, requested_by, requested_at, started_at, finished_at,"
             + " tasks_total, tasks_done, tasks_passed, CAST(results AS text)";
 
     private final EntityManager em;
 
-    ProviderAcceptances(EntityManager em) {
+    AcceptanceRuns(EntityManager em) {
         this.em = em;
     }
 
@@ -162,7 +162,7 @@ public class ProviderAcceptances {
         @SuppressWarnings("unchecked")
         List<Object[]> rows =
                 em.createNativeQuery(sql).setParameter(1, parameter).getResultList();
-        return rows.stream().findFirst().map(ProviderAcceptances::run);
+        return rows.stream().findFirst().map(AcceptanceRuns::run);
     }
 
     private static AcceptanceRun run(Object[] row) {

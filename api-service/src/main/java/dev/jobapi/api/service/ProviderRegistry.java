@@ -14,13 +14,13 @@ import org.jboss.logging.Logger;
 
 /** The provider names a client may use, from configuration. */
 @ApplicationScoped
-public class Providers {
+public class ProviderRegistry {
 
-    private static final Logger LOG = Logger.getLogger(Providers.class);
+    private static final Logger LOG = Logger.getLogger(ProviderRegistry.class);
 
     private final JobApiConfig config;
 
-    Providers(JobApiConfig config) {
+    ProviderRegistry(JobApiConfig config) {
         this.config = config;
     }
 
