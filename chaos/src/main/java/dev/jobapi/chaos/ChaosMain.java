@@ -127,7 +127,7 @@ public final class ChaosMain {
         }
         faultThread.join();
         System.out.println("==> faults stopped (rollouts included); every process running again");
-        ctl.run("ensure-running");
+        ctl.ensureRunning();
 
         System.out.println("==> draining");
         FakeLog fakeLog = new FakeLog(options.fake());

@@ -3,13 +3,51 @@ package dev.jobapi.chaos;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-/** {@code chaos/run ctl ACTION [ARG]}: the script that knows the soak's processes and servers does the work. */
-final class Ctl {
+/**
+ * The one seam between the driver and {@code chaos/run}: the script that started the soak's processes and
+ * servers acts on them when the driver says so ({@code chaos/run ctl ACTION [ARG]...}) and reports the facts
+ * only it can read. Every decision of the scenario stays on this side (what breaks when, in which order,
+ * how long a rollout's grace is, what counts, when the system is drained); the script owns only how a named
+ * process is started, signalled and supervised and how its servers are administered. Every action the
+ * driver may ask for is a method here, and every answer is parsed here, once.
+ */
+class Ctl {
+
+    /** How a rollout's stop ended. */
+    enum StopOutcome {
+        /** It exited within the grace. */
+        EXITED,
+        /** Still running after the grace: SIGKILL. */
+        KILLED,
+        /** Nothing to stop: a fault had just killed it. */
+        NOT_RUNNING
+    }
+
+    /**
+     * The answer to {@link #term}.
+     *
+     * @param outcome how it ended
+     * @param seconds from the SIGTERM to the end (0 when it was not running)
+     */
+    record Stop(StopOutcome outcome, int seconds) {
+
+        /** Reads the script's "exited S", "killed S" or "not-running". */
+        static Stop parse(String answer) {
+            String[] words = answer.strip().split("\\s+");
+            return switch (words[0]) {
+                case "exited" -> new Stop(StopOutcome.EXITED, Integer.parseInt(words[1]));
+                case "killed" -> new Stop(StopOutcome.KILLED, Integer.parseInt(words[1]));
+                case "not-running" -> new Stop(StopOutcome.NOT_RUNNING, 0);
+                default -> throw new IllegalStateException("chaos/run ctl term answered '" + answer.strip() + "'");
+            };
+        }
+    }
 
     private final String script;
 
@@ -17,8 +55,87 @@ final class Ctl {
         this.script = script;
     }
 
+    /** SIGKILL, as a node failure does; returns at once when it is not running. */
+    void kill(String name) {
+        run("kill", name);
+    }
+
+    /** A rollout's stop: SIGTERM, up to {@code graceSeconds} for it to exit, then SIGKILL. */
+    Stop term(String name, int graceSeconds) {
+        return Stop.parse(run("term", name, String.valueOf(graceSeconds)));
+    }
+
+    /** Starts it without waiting: it comes up while the load and the faults go on. */
+    void spawn(String name) {
+        run("spawn", name);
+    }
+
+    /** Starts it unless it runs, and waits until it is ready. */
+    void start(String name) {
+        run("start", name);
+    }
+
+    /** The supervisor's round: starts whatever is down, without waiting, except {@code leftAlone}. */
+    void revive(Collection<String> leftAlone) {
+        List<String> action = new ArrayList<>(List.of("revive"));
+        action.addAll(leftAlone);
+        run(action.toArray(String[]::new));
+    }
+
+    /** Starts every process that is down and waits until all are ready. */
+    void ensureRunning() {
+        run("ensure-running");
+    }
+
+    void closeBrokerConnections() {
+        run("mq-close-connections");
+    }
+
+    void restartBroker() {
+        run("mq-restart");
+    }
+
+    /** Deletes a queue of the soak's vhost; the services must declare it again themselves. */
+    void deleteQueue(String queue) {
+        run("mq-delete-queue", queue);
+    }
+
+    /**
+     * pg_terminate_backend of every connection the services hold to the soak's database; how many. The count
+     * is the answer's last line: a warning psql printed (the script's standard error comes with the answer)
+     * precedes it, and must not turn a fault that happened into one that failed.
+     */
+    int terminateBackends() {
+        String answer = run("pg-terminate").strip();
+        String[] lines = answer.split("\n");
+        try {
+            return Integer.parseInt(lines[lines.length - 1].strip());
+        } catch (NumberFormatException e) {
+            throw new IllegalStateException("chaos/run ctl pg-terminate answered '" + answer + "'", e);
+        }
+    }
+
+    void restartDatabase() {
+        run("pg-restart");
+    }
+
+    /**
+     * Messages per queue of the soak's vhost, ready and unacknowledged ({@code rabbitmqctl list_queues}: AMQP
+     * tells a client only the ready ones); a queue that does not exist is absent.
+     */
+    Map<String, Long> queueDepths() {
+        Map<String, Long> depths = new HashMap<>();
+        for (String line : run("queues").split("\n")) {
+            String[] fields = line.trim().split("\\s+");
+            if (fields.length == 2) {
+                depths.put(fields[0], Long.parseLong(fields[1]));
+            }
+        }
+        return depths;
+    }
+
     /** Runs an action to its end and returns its standard output; fails with its output when it fails. */
-    String run(String... action) {
+    private String run(String... action) {
         List<String> command = new ArrayList<>(List.of(script, "ctl"));
         command.addAll(List.of(action));
         try {
@@ -40,17 +157,5 @@ final class Ctl {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("Interrupted running " + command, e);
         }
-    }
-
-    /** Messages per queue of the soak's vhost (ready and unacknowledged). */
-    Map<String, Long> queueDepths() {
-        Map<String, Long> depths = new HashMap<>();
-        for (String line : run("queues").split("\n")) {
-            String[] fields = line.trim().split("\\s+");
-            if (fields.length == 2) {
-                depths.put(fields[0], Long.parseLong(fields[1]));
-            }
-        }
-        return depths;
     }
 }

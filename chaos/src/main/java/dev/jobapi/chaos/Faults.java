@@ -220,37 +220,38 @@ final class Faults {
         synchronized (supervisor) {
             rolling.add(name);
         }
-        String stopped;
+        Ctl.Stop stop = null;
+        String how;
         try {
-            stopped = ctl.run("term", name, String.valueOf(GRACE_SECONDS)).strip();
+            stop = ctl.term(name, GRACE_SECONDS);
+            how = switch (stop.outcome()) {
+                case EXITED -> "SIGTERM, exited after " + stop.seconds() + " s";
+                case KILLED -> "SIGTERM, still running after " + GRACE_SECONDS + " s: SIGKILL";
+                case NOT_RUNNING -> "not-running"; // a fault had just killed it
+            };
         } catch (RuntimeException e) {
-            stopped = "term failed: " + e.getMessage();
+            how = "term failed: " + e.getMessage();
         }
         try {
             synchronized (supervisor) {
                 try {
-                    ctl.run("spawn", name);
+                    ctl.spawn(name);
                 } finally {
                     rolling.remove(name);
                 }
             }
-            ctl.run("start", name); // already started: waits until it is ready (or starts it again)
+            ctl.start(name); // already started: waits until it is ready (or starts it again)
         } catch (RuntimeException e) {
-            record(String.format("%6.1fs   %s: %s; did not come back: %s", at, name, stopped, e.getMessage()));
+            record(String.format("%6.1fs   %s: %s; did not come back: %s", at, name, how, e.getMessage()));
             return;
         }
-        boolean killed = stopped.startsWith("killed");
+        boolean killed = stop != null && stop.outcome() == Ctl.StopOutcome.KILLED;
         synchronized (this) {
             rolledProcesses++;
             if (killed) {
                 forcedKills++;
             }
         }
-        String how = stopped.startsWith("exited")
-                ? "SIGTERM, exited after " + stopped.substring(7) + " s"
-                : killed
-                        ? "SIGTERM, still running after " + GRACE_SECONDS + " s: SIGKILL"
-                        : stopped; // not-running: a fault had just killed it
         record(String.format(
                 "%6.1fs   %s: %s; ready again %.1f s after the SIGTERM",
                 at, name, how, (System.nanoTime() - began) / 1e9));
@@ -269,9 +270,7 @@ final class Faults {
 
     private void revive() {
         synchronized (supervisor) {
-            List<String> action = new ArrayList<>(List.of("revive"));
-            action.addAll(rolling);
-            ctl.run(action.toArray(String[]::new));
+            ctl.revive(rolling);
         }
     }
 
@@ -338,27 +337,27 @@ final class Faults {
         switch (fault.kind()) {
             case WORKER_SIGKILL -> {
                 String worker = "worker-" + fault.process();
-                ctl.run("kill", worker);
+                ctl.kill(worker);
                 Thread.sleep(1_000);
-                ctl.run("spawn", worker);
+                ctl.spawn(worker);
                 return worker;
             }
             case API_SIGKILL_MID_REQUEST -> {
                 String process = "api-" + fault.process();
                 boolean midRequest = awaitRequestInFlight(fault.process() - 1);
-                ctl.run("kill", process);
+                ctl.kill(process);
                 Thread.sleep(1_000);
-                ctl.run("spawn", process);
+                ctl.spawn(process);
                 return process + (midRequest ? ", with requests in flight" : ", idle at the time");
             }
-            case RABBITMQ_CLOSE_CONNECTIONS -> ctl.run("mq-close-connections");
-            case RABBITMQ_RESTART -> ctl.run("mq-restart");
+            case RABBITMQ_CLOSE_CONNECTIONS -> ctl.closeBrokerConnections();
+            case RABBITMQ_RESTART -> ctl.restartBroker();
             case POSTGRES_TERMINATE_BACKENDS -> {
-                return ctl.run("pg-terminate").strip() + " connections";
+                return ctl.terminateBackends() + " connections";
             }
-            case POSTGRES_RESTART -> ctl.run("pg-restart");
+            case POSTGRES_RESTART -> ctl.restartDatabase();
             case WORK_QUEUE_DELETED -> {
-                ctl.run("mq-delete-queue", Checker.WORK_QUEUE);
+                ctl.deleteQueue(Checker.WORK_QUEUE);
                 synchronized (this) {
                     queueDeletedAt = Instant.now();
                 }

@@ -9,17 +9,22 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
- * bench/run's arithmetic and tables, kept out of the shell:
+ * bench/run's arithmetic and tables, kept out of the shell: the script runs the steps and records
+ * what they measured; everything computed from that is computed here.
  *
  * <pre>
- *   Report cpu --label L --before FILE --after FILE --jobs N --seconds S --hz HZ [--process NAME=PID]...
+ *   Report results --observations FILE --cpu FILE --machine FILE --command C --started S --finished F
+ *                  --kind full|smoke [--analysis FILE]
+ *       prints bench/RESULTS.md (see {@link Results}) from the observations bench/run recorded
+ *   Report growth-rate OBSERVATIONS
+ *       prints the growth steps' fixed rate, from the fresh-key throughput the run measured
+ *   Report cpu --label L --before FILE --after FILE --jobs N --elapsed-ms MS --hz HZ [--process NAME=PID]...
  *       prints one "cpu ..." line: CPU ms per job and % of a core per process (see {@link CpuSplit})
  *   Report cpu-table FILE        the "cpu ..." lines of FILE as a Markdown table
- *   Report goals FIGURES CPU     the goals table (see {@link Goals}) from FIGURES ("name value" lines)
- *                                and the "cpu ..." lines of CPU
  *   Report hot FILE.jfr [TOP]    the hottest methods and libraries of a JFR recording (see {@link HotFrames})
  * </pre>
  */
@@ -32,14 +37,49 @@ public final class Report {
             usage("no command");
         }
         switch (args[0]) {
+            case "results" -> System.out.print(results(options(args)));
+            case "growth-rate" -> System.out.println(
+                    new Results(Observation.read(Path.of(argument(args, 1))), Map.of()).growthRate());
             case "cpu" -> System.out.println(cpu(args).line());
             case "cpu-table" -> System.out.print(cpuTable(readCpu(Path.of(argument(args, 1)))));
-            case "goals" -> System.out.print(
-                    new Goals(readFigures(Path.of(argument(args, 1))), readCpu(Path.of(argument(args, 2)))).markdown());
             case "hot" -> System.out.print(HotFrames.of(Path.of(argument(args, 1)))
                     .markdown(args.length > 2 ? Integer.parseInt(args[2]) : 25));
             default -> usage("unknown command " + args[0]);
         }
+    }
+
+    private static String results(Map<String, String> options) throws IOException {
+        for (String required :
+                List.of("--observations", "--cpu", "--machine", "--command", "--started", "--finished", "--kind")) {
+            if (!options.containsKey(required)) {
+                usage("results needs " + required);
+            }
+        }
+        Optional<Path> analysis =
+                Optional.ofNullable(options.get("--analysis")).map(Path::of).filter(Files::exists);
+        Results.Run run = new Results.Run(
+                options.get("--command"),
+                options.get("--kind").equals("smoke"),
+                options.get("--started"),
+                options.get("--finished"),
+                Files.readString(Path.of(options.get("--machine"))),
+                analysis.isPresent() ? Optional.of(Files.readString(analysis.get())) : Optional.empty());
+        return new Results(
+                        Observation.read(Path.of(options.get("--observations"))),
+                        readCpu(Path.of(options.get("--cpu"))))
+                .markdown(run);
+    }
+
+    /** "--name value" pairs after the command. */
+    private static Map<String, String> options(String[] args) {
+        Map<String, String> options = new LinkedHashMap<>();
+        for (int i = 1; i < args.length; i += 2) {
+            if (!args[i].startsWith("--") || i + 1 >= args.length) {
+                usage(args[0] + ": expected --name value pairs");
+            }
+            options.put(args[i], args[i + 1]);
+        }
+        return options;
     }
 
     private static CpuSplit cpu(String[] args) throws IOException {
@@ -53,7 +93,7 @@ public final class Report {
                 options.put(args[i], args[i + 1]);
             }
         }
-        for (String required : List.of("--label", "--before", "--after", "--jobs", "--seconds", "--hz")) {
+        for (String required : List.of("--label", "--before", "--after", "--jobs", "--elapsed-ms", "--hz")) {
             if (!options.containsKey(required)) {
                 usage("cpu needs " + required);
             }
@@ -63,7 +103,7 @@ public final class Report {
                 Path.of(options.get("--before")),
                 Path.of(options.get("--after")),
                 Long.parseLong(options.get("--jobs")),
-                Double.parseDouble(options.get("--seconds")),
+                Long.parseLong(options.get("--elapsed-ms")) / 1000.0,
                 started,
                 Integer.parseInt(options.get("--hz")));
     }
@@ -115,17 +155,6 @@ public final class Report {
         return splits;
     }
 
-    private static Map<String, String> readFigures(Path file) throws IOException {
-        Map<String, String> figures = new LinkedHashMap<>();
-        for (String line : Files.readAllLines(file)) {
-            String[] nameAndValue = line.trim().split("\\s+", 2);
-            if (nameAndValue.length == 2) {
-                figures.put(nameAndValue[0], nameAndValue[1]);
-            }
-        }
-        return figures;
-    }
-
     private static String argument(String[] args, int index) {
         if (index >= args.length) {
             usage(args[0] + " needs more arguments");
@@ -136,9 +165,11 @@ public final class Report {
     private static void usage(String problem) {
         List<String> lines = new ArrayList<>(List.of(
                 "Report: " + problem,
-                "usage: Report cpu --label L --before FILE --after FILE --jobs N --seconds S --hz HZ [--process NAME=PID]...",
+                "usage: Report results --observations FILE --cpu FILE --machine FILE --command C --started S"
+                        + " --finished F --kind full|smoke [--analysis FILE]",
+                "       Report growth-rate OBSERVATIONS",
+                "       Report cpu --label L --before FILE --after FILE --jobs N --elapsed-ms MS --hz HZ [--process NAME=PID]...",
                 "       Report cpu-table FILE",
-                "       Report goals FIGURES CPU",
                 "       Report hot FILE.jfr [TOP]"));
         lines.forEach(System.err::println);
         System.exit(2);
