@@ -39,5 +39,8 @@ as_root() {
 }
 
 # The JVM options locally run services get (bin/dev up, bench/run): without a heap bound a JVM grows
-# into a quarter of the machine's memory under load.
-SERVICE_JVM_OPTS=(-Xmx256m)
+# into a quarter of the machine's memory under load. The serial collector: a small heap needs no
+# concurrent collector, and G1's own structures and threads cost resident memory (measured on the
+# api under POST load, with the class-data-sharing archive: 343 MB peak with G1 and 256 MB of heap,
+# 271 MB with these; throughput the same within the noise; bench/ANALYSIS.md).
+SERVICE_JVM_OPTS=(-Xmx128m -XX:+UseSerialGC)
