@@ -217,7 +217,16 @@ spawn_jvm() {
     fi
   done
   (cd "$dir" && exec env "${envs[@]}" nohup java "${args[@]}") >>"$log" 2>&1 </dev/null &
-  echo "$!" >"$pidfile"
+  local pid=$! i
+  # Return once the child runs java: until then it is a copy of this shell, which pid_runs_jar
+  # cannot tell from a dead service, and a supervisor asking at once would start a second one
+  # (the 10-minute soak at load 40 did, and the second found the port taken).
+  for ((i = 0; i < 200; i++)); do
+    [[ -r "/proc/$pid/cmdline" ]] || break
+    [[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" == java\ * ]] && break
+    sleep 0.05
+  done
+  echo "$pid" >"$pidfile"
 }
 
 # Quarkus reads the file named here over the application.properties in the jar (quarkus:dev reads
