@@ -24,18 +24,7 @@ class AttemptRequestTest extends ApiTestSupport {
     @Test
     void doubleClickOnTryAnotherProviderMakesOneAttempt() throws Exception {
         String id = aliceJobWithFailedFirstAttempt();
-        CountDownLatch start = new CountDownLatch(1);
-        List<CompletableFuture<Response>> clicks = IntStream.range(0, 10)
-                .mapToObj(i -> CompletableFuture.supplyAsync(() -> {
-                    try {
-                        start.await();
-                    } catch (InterruptedException e) {
-                        throw new IllegalStateException(e);
-                    }
-                    return requestAttempt(alice, id, "retry-1", "{\"provider\":\"fake-b\"}");
-                }))
-                .toList();
-        start.countDown();
+        List<CompletableFuture<Response>> clicks = tenAtOnce(id);
         Set<String> attemptIds = new HashSet<>();
         int created = 0;
         for (CompletableFuture<Response> click : clicks) {
@@ -137,18 +126,7 @@ class AttemptRequestTest extends ApiTestSupport {
                 .path("id");
         // Its attempt fails: nothing is open, so the job takes a new attempt, but not under this key.
         execute("UPDATE attempt SET state = 'failed', reason = 'provider said 400' WHERE id = '" + made + "'");
-        CountDownLatch start = new CountDownLatch(1);
-        List<CompletableFuture<Response>> retries = IntStream.range(0, 10)
-                .mapToObj(i -> CompletableFuture.supplyAsync(() -> {
-                    try {
-                        start.await();
-                    } catch (InterruptedException e) {
-                        throw new IllegalStateException(e);
-                    }
-                    return requestAttempt(alice, id, "retry-1", "{\"provider\":\"fake-b\"}");
-                }))
-                .toList();
-        start.countDown();
+        List<CompletableFuture<Response>> retries = tenAtOnce(id);
         for (CompletableFuture<Response> retry : retries) {
             Response response = retry.get();
             assertThat(response.statusCode()).isEqualTo(200);
@@ -195,5 +173,22 @@ class AttemptRequestTest extends ApiTestSupport {
                 .header("ETag", "\"sha256:abc\"")
                 .body(equalTo("--- a\n+++ b\n"));
         as(alice).get("/jobs/" + id).then().body("actions", equalTo(List.of("fetch_output")));
+    }
+
+    /** Ten requests for another provider on the job under one key, released together. */
+    private List<CompletableFuture<Response>> tenAtOnce(String id) {
+        CountDownLatch start = new CountDownLatch(1);
+        List<CompletableFuture<Response>> requests = IntStream.range(0, 10)
+                .mapToObj(i -> CompletableFuture.supplyAsync(() -> {
+                    try {
+                        start.await();
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                    return requestAttempt(alice, id, "retry-1", "{\"provider\":\"fake-b\"}");
+                }))
+                .toList();
+        start.countDown();
+        return requests;
     }
 }
