@@ -57,6 +57,23 @@ class HealthTest extends ApiTestSupport {
     }
 
     @Test
+    void readinessIsDownWhileTheBrokerRefusesTheTopologyAndUpOnceItTakesItAgain() {
+        // A queue of the same name with other arguments: RabbitMQ refuses the check's redeclaration.
+        broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
+        broker.withChannel(channel -> channel.queueDeclare(AttemptTopology.QUEUE, true, false, false, null));
+        try {
+            management()
+                    .get("/q/health/ready")
+                    .then()
+                    .statusCode(503)
+                    .body("checks.find { it.name == 'rabbitmq-attempt-queue' }.status", equalTo("DOWN"));
+        } finally {
+            broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
+        }
+        management().get("/q/health/ready").then().statusCode(200);
+    }
+
+    @Test
     void healthAndMetricsAreNotServedOnThePublicPort() {
         given().get("/q/metrics").then().statusCode(404);
         given().get("/q/health/ready").then().statusCode(404);
