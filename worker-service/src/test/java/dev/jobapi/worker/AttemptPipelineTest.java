@@ -408,16 +408,48 @@ class AttemptPipelineTest extends WorkerTestSupport {
     }
 
     @Test
+    void anAttemptWhoseAnswerIsStoredIsElectedFromItAndNeverClaimedForASecondCall() throws Exception {
+        // The claim step claims a free attempt without reading its generation first: the claim's own
+        // condition must refuse an attempt whose paid answer is stored, or the provider is called twice.
+        UUID job = aJob("answer stored before any claim");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        storeGeneration(attempt, "sha256:stored-first");
+        storeReportedUsage(attempt);
+        publish(attempt, job);
+
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(attemptState(attempt)).isEqualTo("succeeded");
+        assertThat(requestsMatching("answer stored before any claim")).isEmpty();
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+    }
+
+    @Test
+    void anAnswerStoredByAnotherPathDuringTheCallIsTheOneElectedAndApplied() throws Exception {
+        // A generation is once per attempt: when another path stored one while the call was out (a
+        // reconciliation), the record step's own answer is kept out, and what the attempt's digest
+        // names and the apply applies is the stored one, never the answer the step had in hand.
+        fake().addScript(Script.of("answer stored during the call", Step.delayed(1_200)));
+        UUID job = aJob("answer stored during the call");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        publish(attempt, job);
+        await().atMost(PATIENCE)
+                .until(() -> text("SELECT lease_owner FROM attempt WHERE id = '" + attempt + "'") != null);
+        storeGeneration(attempt, "sha256:stored-during-the-call");
+
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(job)));
+        assertThat(text("SELECT output_digest FROM attempt WHERE id = '" + attempt + "'"))
+                .isEqualTo("sha256:stored-during-the-call");
+        assertThat(commitsOnJobBranch(job)).isEqualTo(1);
+    }
+
+    @Test
     void applyStoppedByACrashAfterTheElectionWithNoMessageLeftIsResumed() throws Exception {
         // The state a worker leaves when it dies between the reconciler's election and the apply: a
         // winner, its output and usage, no applied_patch, and no message (the reconciler has none).
         UUID job = aJob("stalled apply");
         UUID attempt = aStartingAttempt(job, "fake-a");
-        String patch = DemoRepository.defaultPatch().replace("'", "''");
-        execute("INSERT INTO generation (attempt_id, patch, output_digest, created_at) VALUES ('" + attempt
-                + "', convert_to('" + patch + "', 'UTF8'), 'sha256:stalled', now())");
-        execute("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source,"
-                + " recorded_at) VALUES ('" + attempt + "', 'alice', 'fake-a', 5, 8, 'provider_reported', now())");
+        storeGeneration(attempt, "sha256:stalled");
+        storeReportedUsage(attempt);
         execute("UPDATE attempt SET state = 'succeeded', output_digest = 'sha256:stalled', sent_at = now()"
                 + " - interval '1 minute' WHERE id = '" + attempt + "'");
         execute("UPDATE job SET state = 'needs_review', winning_attempt_id = '" + attempt + "', version = 1,"

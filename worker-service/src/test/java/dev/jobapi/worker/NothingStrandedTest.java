@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.jobapi.common.message.AttemptTopology;
-import dev.jobapi.fakeprovider.DemoRepository;
 import dev.jobapi.fakeprovider.Script;
 import dev.jobapi.fakeprovider.Step;
 import dev.jobapi.worker.consumer.AttemptConsumer;
@@ -108,9 +107,7 @@ class NothingStrandedTest extends WorkerTestSupport {
         // reported no usage; the redelivery took the stored answer to the election and applied it.
         UUID job = aJob("stored without usage");
         UUID attempt = aStartingAttempt(job, "fake-a");
-        String patch = DemoRepository.defaultPatch().replace("'", "''");
-        execute("INSERT INTO generation (attempt_id, patch, output_digest, created_at) VALUES ('" + attempt
-                + "', convert_to('" + patch + "', 'UTF8'), 'sha256:no-usage', now())");
+        storeGeneration(attempt, "sha256:no-usage");
         execute("INSERT INTO usage_record (attempt_id, owner_id, provider, source, recorded_at) VALUES ('" + attempt
                 + "', 'alice', 'fake-a', 'unknown', now())");
         execute("UPDATE attempt SET lease_owner = 'worker-that-lost-its-step', lease_expires_at = now() + interval"
@@ -390,10 +387,7 @@ class NothingStrandedTest extends WorkerTestSupport {
     }
 
     private void storeResult(UUID attempt) {
-        String patch = DemoRepository.defaultPatch().replace("'", "''");
-        execute("INSERT INTO generation (attempt_id, patch, output_digest, created_at) VALUES ('" + attempt
-                + "', convert_to('" + patch + "', 'UTF8'), 'sha256:stored', now())");
-        execute("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source,"
-                + " recorded_at) VALUES ('" + attempt + "', 'alice', 'fake-a', 5, 8, 'provider_reported', now())");
+        storeGeneration(attempt, "sha256:stored");
+        storeReportedUsage(attempt);
     }
 }

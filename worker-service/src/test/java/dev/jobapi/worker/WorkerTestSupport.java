@@ -5,6 +5,7 @@ import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.message.BrokerConnection;
 import dev.jobapi.common.testing.TestBroker;
 import dev.jobapi.common.testing.TestDatabase;
+import dev.jobapi.fakeprovider.DemoRepository;
 import dev.jobapi.fakeprovider.FakeProvider;
 import dev.jobapi.fakeprovider.ReceivedRequest;
 import io.quarkus.narayana.jta.QuarkusTransaction;
@@ -132,6 +133,19 @@ public abstract class WorkerTestSupport {
 
     protected void execute(String sql) {
         QuarkusTransaction.requiringNew().run(() -> em.createNativeQuery(sql).executeUpdate());
+    }
+
+    /** Stores the demo repository's patch as the attempt's generation, under the digest given. */
+    protected void storeGeneration(UUID attemptId, String digest) {
+        String patch = DemoRepository.defaultPatch().replace("'", "''");
+        execute("INSERT INTO generation (attempt_id, patch, output_digest, created_at) VALUES ('" + attemptId
+                + "', convert_to('" + patch + "', 'UTF8'), '" + digest + "', now())");
+    }
+
+    /** Records 5 + 8 tokens as alice's, reported by fake-a, for the attempt. */
+    protected void storeReportedUsage(UUID attemptId) {
+        execute("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source,"
+                + " recorded_at) VALUES ('" + attemptId + "', 'alice', 'fake-a', 5, 8, 'provider_reported', now())");
     }
 
     protected List<ReceivedRequest> requestsMatching(String text) {

@@ -5,15 +5,28 @@ import dev.jobapi.worker.provider.ProviderOutcome;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import org.hibernate.Session;
+import org.hibernate.jdbc.ReturningWork;
 
 /**
  * The worker's conditional and idempotent writes, as SQL: each one states the condition under which
  * it applies, and zero rows means a duplicate or a lost race, never an error.
+ *
+ * <p>The writes to the tables no step holds as an entity (generation, usage_record, applied_patch)
+ * go to the step's JDBC connection directly ({@link #onConnection}): a Hibernate native query
+ * flushes the whole session first, so a step that changed its attempt and job wrote both rows once
+ * per such statement, three and four times in the record step (bench/ANALYSIS.md). Written this
+ * way, a step's entity changes are flushed once, at its end, in the same transaction.
  */
 @ApplicationScoped
 @Transactional(Transactional.TxType.MANDATORY)
@@ -26,16 +39,18 @@ public class AttemptWork {
     }
 
     /**
-     * Claims a starting attempt that nobody holds, and records that its request goes out now. The
-     * lease runs on the database's clock, so workers whose clocks differ agree on when it ends.
+     * Claims a starting attempt that nobody holds and whose answer is not stored, and records that
+     * its request goes out now. The lease runs on the database's clock, so workers whose clocks
+     * differ agree on when it ends.
      *
-     * @return false when another worker holds or held it
+     * @return false when another worker holds or held it, or its answer is stored already
      */
     public boolean claim(UUID attemptId, String workerId, Instant now, Duration lease) {
         return em.createNativeQuery("UPDATE attempt SET lease_owner = ?1,"
                                 + " lease_expires_at = statement_timestamp() + ?2 * interval '1 millisecond',"
                                 + " sent_at = ?3, updated_at = ?3, version = version + 1"
-                                + " WHERE id = ?4 AND state = 'starting' AND lease_owner IS NULL")
+                                + " WHERE id = ?4 AND state = 'starting' AND lease_owner IS NULL"
+                                + " AND NOT EXISTS (SELECT 1 FROM generation WHERE attempt_id = ?4)")
                         .setParameter(1, workerId)
                         .setParameter(2, lease.toMillis())
                         .setParameter(3, now)
@@ -105,15 +120,23 @@ public class AttemptWork {
                 .executeUpdate();
     }
 
-    /** Stores the generation once; a second store of the same attempt is a no-op. */
-    public void storeGeneration(UUID attemptId, byte[] patch, String outputDigest, Instant now) {
-        em.createNativeQuery("INSERT INTO generation (attempt_id, patch, output_digest, created_at)"
-                        + " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (attempt_id) DO NOTHING")
-                .setParameter(1, attemptId)
-                .setParameter(2, patch)
-                .setParameter(3, outputDigest)
-                .setParameter(4, now)
-                .executeUpdate();
+    /**
+     * Stores the generation once; a second store of the same attempt is a no-op.
+     *
+     * @return true when this call stored it, false when the attempt had a generation already
+     */
+    public boolean storeGeneration(UUID attemptId, byte[] patch, String outputDigest, Instant now) {
+        return onConnection(connection -> {
+            try (PreparedStatement insert =
+                    connection.prepareStatement("INSERT INTO generation (attempt_id, patch, output_digest, created_at)"
+                            + " VALUES (?, ?, ?, ?) ON CONFLICT (attempt_id) DO NOTHING")) {
+                insert.setObject(1, attemptId);
+                insert.setBytes(2, patch);
+                insert.setString(3, outputDigest);
+                insert.setObject(4, timestamp(now));
+                return insert.executeUpdate() == 1;
+            }
+        });
     }
 
     /** Drops a stored output larger than the bound; returns its size when dropped, else 0. */
@@ -127,19 +150,27 @@ public class AttemptWork {
         return dropped.isEmpty() ? 0 : ((Number) dropped.get(0)).longValue();
     }
 
-    /** Records what the provider reported it spent, or that it reported nothing; once per attempt. */
-    public void recordUsage(UUID attemptId, String ownerId, String provider, ProviderOutcome.Usage usage, Instant now) {
-        em.createNativeQuery("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens,"
-                        + " completion_tokens, source, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-                        + " ON CONFLICT (attempt_id) DO NOTHING")
-                .setParameter(1, attemptId)
-                .setParameter(2, ownerId)
-                .setParameter(3, provider)
-                .setParameter(4, usage == null ? null : usage.promptTokens())
-                .setParameter(5, usage == null ? null : usage.completionTokens())
-                .setParameter(6, usage == null ? "unknown" : "provider_reported")
-                .setParameter(7, now)
-                .executeUpdate();
+    /**
+     * Records what the provider reported it spent, or that it reported nothing; once per attempt.
+     *
+     * @return true when this call recorded it, false when the attempt's usage was recorded already
+     */
+    public boolean recordUsage(
+            UUID attemptId, String ownerId, String provider, ProviderOutcome.Usage usage, Instant now) {
+        return onConnection(connection -> {
+            try (PreparedStatement insert = connection.prepareStatement(
+                    "INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens,"
+                            + " source, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (attempt_id) DO NOTHING")) {
+                insert.setObject(1, attemptId);
+                insert.setString(2, ownerId);
+                insert.setString(3, provider);
+                insert.setObject(4, usage == null ? null : usage.promptTokens(), Types.INTEGER);
+                insert.setObject(5, usage == null ? null : usage.completionTokens(), Types.INTEGER);
+                insert.setString(6, usage == null ? "unknown" : "provider_reported");
+                insert.setObject(7, timestamp(now));
+                return insert.executeUpdate() == 1;
+            }
+        });
     }
 
     /**
@@ -147,33 +178,42 @@ public class AttemptWork {
      * i.e. this result was applied or is being applied.
      */
     public boolean reserveApply(ApplyKey key, UUID jobId, UUID attemptId, String scope, Instant now) {
-        List<?> inserted = em.createNativeQuery(
-                        "INSERT INTO applied_patch (idem_key, job_id, attempt_id, scope, status,"
-                                + " created_at) VALUES (?1, ?2, ?3, ?4, 'pending', ?5)"
-                                + " ON CONFLICT (idem_key) DO NOTHING RETURNING idem_key")
-                .setParameter(1, key.value())
-                .setParameter(2, jobId)
-                .setParameter(3, attemptId)
-                .setParameter(4, scope)
-                .setParameter(5, now)
-                .getResultList();
-        return !inserted.isEmpty();
+        return onConnection(connection -> {
+            try (PreparedStatement insert = connection.prepareStatement(
+                    "INSERT INTO applied_patch (idem_key, job_id, attempt_id, scope, status, created_at)"
+                            + " VALUES (?, ?, ?, ?, 'pending', ?) ON CONFLICT (idem_key) DO NOTHING")) {
+                insert.setString(1, key.value());
+                insert.setObject(2, jobId);
+                insert.setObject(3, attemptId);
+                insert.setString(4, scope);
+                insert.setObject(5, timestamp(now));
+                return insert.executeUpdate() == 1;
+            }
+        });
     }
 
     /** The status of a reserved apply key: 'pending' (outcome unknown) or 'applied'. */
     public Optional<String> applyStatus(ApplyKey key) {
-        return em.createNativeQuery("SELECT status FROM applied_patch WHERE idem_key = ?1")
-                .setParameter(1, key.value())
-                .getResultStream()
-                .findFirst()
-                .map(Object::toString);
+        return onConnection(connection -> {
+            try (PreparedStatement select =
+                    connection.prepareStatement("SELECT status FROM applied_patch WHERE idem_key = ?")) {
+                select.setString(1, key.value());
+                try (ResultSet status = select.executeQuery()) {
+                    return status.next() ? Optional.of(status.getString(1)) : Optional.empty();
+                }
+            }
+        });
     }
 
     /** Removes the reservation of an apply the target refused: nothing was applied under this key. */
     public void releaseRefusedApply(ApplyKey key) {
-        em.createNativeQuery("DELETE FROM applied_patch WHERE idem_key = ?1 AND status = 'pending'")
-                .setParameter(1, key.value())
-                .executeUpdate();
+        onConnection(connection -> {
+            try (PreparedStatement delete = connection.prepareStatement(
+                    "DELETE FROM applied_patch WHERE idem_key = ? AND status = 'pending'")) {
+                delete.setString(1, key.value());
+                return delete.executeUpdate();
+            }
+        });
     }
 
     /**
@@ -195,11 +235,24 @@ public class AttemptWork {
     }
 
     public void markApplied(ApplyKey key, String targetRef, Instant now) {
-        em.createNativeQuery("UPDATE applied_patch SET status = 'applied', target_ref = ?1, applied_at = ?2"
-                        + " WHERE idem_key = ?3 AND status = 'pending'")
-                .setParameter(1, targetRef)
-                .setParameter(2, now)
-                .setParameter(3, key.value())
-                .executeUpdate();
+        onConnection(connection -> {
+            try (PreparedStatement update = connection.prepareStatement(
+                    "UPDATE applied_patch SET status = 'applied', target_ref = ?, applied_at = ?"
+                            + " WHERE idem_key = ? AND status = 'pending'")) {
+                update.setString(1, targetRef);
+                update.setObject(2, timestamp(now));
+                update.setString(3, key.value());
+                return update.executeUpdate();
+            }
+        });
+    }
+
+    /** Runs {@code work} on the transaction's own connection, without flushing the session first. */
+    private <T> T onConnection(ReturningWork<T> work) {
+        return em.unwrap(Session.class).doReturningWork(work);
+    }
+
+    private static OffsetDateTime timestamp(Instant instant) {
+        return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
     }
 }

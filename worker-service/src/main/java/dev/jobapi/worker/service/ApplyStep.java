@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.common.apply.ApplyKey;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
-import dev.jobapi.common.attempt.Generation;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
@@ -89,10 +88,11 @@ public class ApplyStep {
         if (!attempt.id().equals(job.winningAttemptId()) || job.state().isTerminal()) {
             return null;
         }
-        Generation generation = attempts.generation(attempt.id()).orElseThrow();
+        byte[] patch = step.storedPatch()
+                .orElseGet(() -> attempts.generation(attempt.id()).orElseThrow().patch());
         ApplyTarget target = new ApplyTarget(job.id(), attempt.id(), baseRef(job));
         String scope = applier.scope(target);
-        ApplyKey key = applyKeys.keyFor(job.id(), generation.patch(), scope);
+        ApplyKey key = applyKeys.keyFor(job.id(), patch, scope);
         boolean reserved = work.reserveApply(key, job.id(), attempt.id(), scope, step.now());
         boolean applied =
                 !reserved && work.applyStatus(key).filter("applied"::equals).isPresent();
@@ -102,14 +102,14 @@ public class ApplyStep {
                 reserved ? JobEventKind.APPLY_RESERVED : JobEventKind.APPLY_KEY_EXISTS,
                 "key " + key + (reserved ? ", scope " + scope : applied ? ", already applied" : ", outcome unknown"));
         if (!applier.appliesInTheDatabase()) {
-            return new Plan(key, target, scope, generation.patch(), applied);
+            return new Plan(key, target, scope, patch, applied);
         }
         tracing.runInSpan(APPLY_SPAN, job.id(), attempt.id(), () -> {
             describe(Span.current(), key, scope);
             if (applied) {
                 step.afterCommit(metrics::duplicateApplyPrevented);
             } else {
-                markApplied(step, key, applier.apply(key, generation.patch(), target), false);
+                markApplied(step, key, applier.apply(key, patch, target), false);
             }
         });
         complete(step);

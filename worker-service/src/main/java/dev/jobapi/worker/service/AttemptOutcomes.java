@@ -3,6 +3,7 @@ package dev.jobapi.worker.service;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
+import dev.jobapi.common.digest.Sha256;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
@@ -11,6 +12,7 @@ import dev.jobapi.worker.provider.ProviderOutcome;
 import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.UUID;
 
 /**
  * The moves every step makes the same way, each with its timeline event and metric: an attempt
@@ -133,12 +135,37 @@ public class AttemptOutcomes {
     }
 
     /**
+     * Stores the provider's patch as the attempt's generation, once per attempt: when another path
+     * stored one first (a reconciliation, a redelivery), that one is the attempt's output. The step
+     * keeps the stored patch for its apply.
+     *
+     * @return the digest of the attempt's stored output
+     */
+    String storeGeneration(Loaded step, byte[] patch) {
+        UUID attemptId = step.attempt().id();
+        String digest = Sha256.prefixed(patch);
+        if (work.storeGeneration(attemptId, patch, digest, step.now())) {
+            step.keepStoredPatch(patch);
+            return digest;
+        }
+        return attempts.generation(attemptId)
+                .map(first -> {
+                    step.keepStoredPatch(first.patch());
+                    return first.outputDigest();
+                })
+                .orElse(digest);
+    }
+
+    /**
      * Records what the provider reported it spent, once per attempt; {@code null} records that it
      * reported nothing (source unknown), which is never silent spend either.
      */
     void recordUsage(Loaded step, ProviderOutcome.Usage usage) {
         Attempt attempt = step.attempt();
-        work.recordUsage(attempt.id(), step.job().ownerId(), attempt.provider(), usage, step.now());
+        if (work.recordUsage(attempt.id(), step.job().ownerId(), attempt.provider(), usage, step.now())
+                && usage != null) {
+            step.keepReportedUsageStored();
+        }
         step.afterCommit(() -> metrics.tokens(attempt.provider(), usage));
         events.record(attempt.jobId(), attempt.id(), JobEventKind.USAGE_RECORDED, describe(usage));
     }

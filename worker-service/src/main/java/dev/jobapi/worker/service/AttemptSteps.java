@@ -12,6 +12,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import org.hibernate.StaleStateException;
 import org.jboss.logging.Logger;
@@ -37,13 +38,18 @@ public class AttemptSteps {
     /** How often a step runs before its conflict is thrown to the caller (the message then comes back). */
     static final int RUNS = 5;
 
-    /** What a step sees: the attempt and its job as committed when it began, and the step's time. */
+    /**
+     * What a step sees: the attempt and its job as committed when it began, the step's time, and
+     * what the step itself stored, so that a later part of the same step need not read it back.
+     */
     public static final class Loaded {
         private final EntityManager em;
         private final Attempt attempt;
         private final Job job;
         private final Instant now;
         private final List<Runnable> afterCommit = new ArrayList<>();
+        private byte[] storedPatch;
+        private boolean reportedUsageStored;
 
         Loaded(EntityManager em, Attempt attempt, Job job, Instant now) {
             this.em = em;
@@ -72,6 +78,26 @@ public class AttemptSteps {
 
         public Instant now() {
             return now;
+        }
+
+        /** Keeps the attempt's stored patch, once this step stored or read it. */
+        void keepStoredPatch(byte[] patch) {
+            storedPatch = patch;
+        }
+
+        /** The attempt's stored patch, when this step stored or read it already. */
+        Optional<byte[]> storedPatch() {
+            return Optional.ofNullable(storedPatch);
+        }
+
+        /** Notes that this step recorded the attempt's usage as the provider reported it. */
+        void keepReportedUsageStored() {
+            reportedUsageStored = true;
+        }
+
+        /** Whether this step recorded the attempt's usage as the provider reported it. */
+        boolean reportedUsageStored() {
+            return reportedUsageStored;
         }
 
         /** Runs {@code action} once the step has committed (metrics: a rolled-back step counts nothing). */

@@ -115,24 +115,28 @@ public class ClaimStep {
             case STARTING:
                 break;
         }
-        if (attempts.generation(attempt.id()).isPresent()) {
-            return Decision.of(Next.ELECT);
-        }
         if (attempt.leaseOwner() == null) {
             if (job.state().isTerminal()) {
                 attempt.lose("job was " + job.state().wireName() + " before the attempt started", step.now());
                 return Decision.NOTHING;
             }
-            if (!work.claim(attempt.id(), workerId, step.now(), config.worker().lease())) {
-                return Decision.of(Next.PARK);
+            // The claim refuses an attempt with a stored answer, so the free attempt of the common case
+            // is claimed without a read of its generation first.
+            if (work.claim(attempt.id(), workerId, step.now(), config.worker().lease())) {
+                job.start(step.now());
+                events.record(
+                        job.id(),
+                        attempt.id(),
+                        JobEventKind.ATTEMPT_CLAIMED,
+                        "by " + workerId + ", request sent at " + step.now());
+                return new Decision(Next.CALL, request(step));
             }
-            job.start(step.now());
-            events.record(
-                    job.id(),
-                    attempt.id(),
-                    JobEventKind.ATTEMPT_CLAIMED,
-                    "by " + workerId + ", request sent at " + step.now());
-            return new Decision(Next.CALL, request(step));
+        }
+        if (attempts.generation(attempt.id()).isPresent()) {
+            return Decision.of(Next.ELECT);
+        }
+        if (attempt.leaseOwner() == null) {
+            return Decision.of(Next.PARK); // another worker claimed it since this step's load
         }
         if (work.leaseLive(attempt.id())) {
             events.record(

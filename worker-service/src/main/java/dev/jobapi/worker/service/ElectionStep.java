@@ -90,9 +90,10 @@ public class ElectionStep {
                             : "job was " + job.state().wireName() + " when this result arrived");
             return false;
         }
-        boolean paidFor = attempts.usage(attempt.id())
-                .filter(usage -> usage.source() == UsageSource.PROVIDER_REPORTED)
-                .isPresent();
+        boolean paidFor = step.reportedUsageStored()
+                || attempts.usage(attempt.id())
+                        .filter(usage -> usage.source() == UsageSource.PROVIDER_REPORTED)
+                        .isPresent();
         if (!paidFor) {
             // Rule 4 fails closed on every path here (a redelivery, the sweep, a reconciliation): an
             // answer stored without the provider's figures, by a step that could commit nothing else,

@@ -4,12 +4,10 @@ import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.callback.CallbackInbox;
-import dev.jobapi.common.digest.Sha256;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import dev.jobapi.worker.provider.ProviderRegistry;
-import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -27,7 +25,6 @@ public class Reconciliation {
 
     private final AttemptSteps steps;
     private final AttemptRepository attempts;
-    private final AttemptWork work;
     private final AttemptOutcomes outcomes;
     private final ElectionStep election;
     private final ApplyStep apply;
@@ -38,7 +35,6 @@ public class Reconciliation {
     Reconciliation(
             AttemptSteps steps,
             AttemptRepository attempts,
-            AttemptWork work,
             AttemptOutcomes outcomes,
             ElectionStep election,
             ApplyStep apply,
@@ -47,7 +43,6 @@ public class Reconciliation {
             JobEvents events) {
         this.steps = steps;
         this.attempts = attempts;
-        this.work = work;
         this.outcomes = outcomes;
         this.election = election;
         this.apply = apply;
@@ -100,8 +95,7 @@ public class Reconciliation {
         if (attempts.usage(attempt.id()).isPresent()) {
             return false; // reconciled already, by another worker or an earlier round
         }
-        String digest = Sha256.prefixed(completed.patch());
-        work.storeGeneration(attempt.id(), completed.patch(), digest, step.now());
+        String digest = outcomes.storeGeneration(step, completed.patch());
         events.record(
                 attempt.jobId(),
                 attempt.id(),

@@ -2,14 +2,12 @@ package dev.jobapi.worker.service;
 
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptState;
-import dev.jobapi.common.digest.Sha256;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.common.tracing.Tracing;
 import dev.jobapi.worker.fallback.AutomaticFallback;
 import dev.jobapi.worker.provider.ProviderOutcome;
-import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.UUID;
@@ -28,7 +26,6 @@ public class RecordStep {
     private static final Logger LOG = Logger.getLogger(RecordStep.class);
 
     private final AttemptSteps steps;
-    private final AttemptWork work;
     private final AttemptOutcomes outcomes;
     private final ElectionStep election;
     private final ApplyStep apply;
@@ -38,7 +35,6 @@ public class RecordStep {
 
     RecordStep(
             AttemptSteps steps,
-            AttemptWork work,
             AttemptOutcomes outcomes,
             ElectionStep election,
             ApplyStep apply,
@@ -47,7 +43,6 @@ public class RecordStep {
             Tracing tracing) {
         this.tracing = tracing;
         this.steps = steps;
-        this.work = work;
         this.outcomes = outcomes;
         this.election = election;
         this.apply = apply;
@@ -137,8 +132,7 @@ public class RecordStep {
     /** Stores the generation and the reported usage; both are once per attempt, so a rerun adds nothing. */
     private String storeAnswer(Loaded step, ProviderOutcome.Completed completed) {
         Attempt attempt = step.attempt();
-        String digest = Sha256.prefixed(completed.patch());
-        work.storeGeneration(attempt.id(), completed.patch(), digest, step.now());
+        String digest = outcomes.storeGeneration(step, completed.patch());
         events.record(
                 attempt.jobId(),
                 attempt.id(),
