@@ -2,11 +2,10 @@ package dev.jobapi.common.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.jobapi.common.testing.HandClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -15,30 +14,6 @@ import org.junit.jupiter.api.Test;
  * a round throws, starts no round once shutdown began, and one that stops beating is reported stalled.
  */
 class BackgroundLoopsTest {
-
-    /** A clock the test moves by hand. */
-    private static final class HandClock extends Clock {
-        private Instant now = Instant.parse("2026-12-01T00:00:00Z");
-
-        void advance(Duration by) {
-            now = now.plus(by);
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-
-        @Override
-        public java.time.ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
-    }
 
     @Test
     void aRoundThatThrowsAnErrorIsLoggedAndStillBeatsSoTheNextRoundRuns() {
