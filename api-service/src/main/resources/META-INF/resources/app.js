@@ -113,26 +113,32 @@ function unauthenticated(problem) {
   show($('signin-problem'), problem);
 }
 
-/** Reads the providers a job may name before anything is drawn with them (a resumed draft's choice too). */
-async function loadProviders() {
+/**
+ * Reads GET /me once, before anything is drawn with it: the providers a job may name (a resumed
+ * draft's choice too) and the console sections this caller gets. Null when the token was refused.
+ */
+async function readMe() {
   const r = await api.call('GET', '/me');
   if (r.status === 401) {
     unauthenticated(r.problem);
-    return false;
+    return null;
   }
-  providers = r.ok && r.body && Array.isArray(r.body.providers) ? r.body.providers : [];
+  const me = r.ok && r.body ? r.body : {};
+  providers = Array.isArray(me.providers) ? me.providers : [];
   $('provider').replaceChildren(...providers.map((p) => h('option', { value: p, text: p })));
   view.actionsKey = null;
-  return true;
+  return me;
 }
 
 async function start() {
   renderAuth();
-  if (!api.token() || !(await loadProviders())) return;
+  if (!api.token()) return;
+  const me = await readMe();
+  if (!me) return;
   refreshJobs();
   route();
   resumeJobDraft();
-  operatorConsole.start({ onUnauthenticated: unauthenticated });
+  operatorConsole.start({ me, onUnauthenticated: unauthenticated });
 }
 
 // ------------------------------------------------------------ submit a job ---

@@ -52,15 +52,11 @@ async function call(method, path, options, problemBox) {
 
 // ---------------------------------------------------------------- lifecycle ---
 
-/** Asks the server which sections this caller gets, and draws and reads only those. */
-export async function start({ onUnauthenticated }) {
+/** Draws and reads only the sections the server serves this caller (`console` in GET /me, `me`). */
+export function start({ me, onUnauthenticated }) {
   stop();
   state.onUnauthenticated = onUnauthenticated;
-  const generation = state.generation;
-  const r = await api.call('GET', '/me');
-  if (generation !== state.generation) return;
-  if (r.status === 401) return onUnauthenticated(r.problem);
-  const sections = r.ok && r.body && Array.isArray(r.body.console) ? r.body.console : [];
+  const sections = Array.isArray(me.console) ? me.console : [];
   state.sections = sections.filter((s) => SECTIONS.includes(s));
   for (const name of SECTIONS) $(`console-${name}`).hidden = !state.sections.includes(name);
   $('console').hidden = state.sections.length === 0;
