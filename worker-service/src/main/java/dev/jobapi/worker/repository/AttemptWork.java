@@ -24,8 +24,8 @@ import org.hibernate.jdbc.ReturningWork;
  *
  * <p>The writes to the tables no step holds as an entity (generation, usage_record, applied_patch)
  * go to the step's JDBC connection directly ({@link #onConnection}): a Hibernate native query
- * flushes the whole session first, so a step that changed its attempt and job wrote both rows once
- * per such statement, three and four times in the record step (bench/ANALYSIS.md). Written this
+ * flushes the whole session first, so a step that changed its attempt and job wrote those rows
+ * again before such a statement: twice each in the record step (bench/ANALYSIS.md). Written this
  * way, a step's entity changes are flushed once, at its end, in the same transaction.
  */
 @ApplicationScoped
