@@ -74,7 +74,7 @@ final class Checker {
     }
 
     static final String WORK_QUEUE = "jobs.attempts";
-    static final String DELAY_QUEUE = "jobs.attempts.delay";
+    static final String DELAY_QUEUE = "jobs.attempts.parked";
     static final String DEAD_LETTER_QUEUE = "jobs.attempts.dlq";
     static final String BRANCH_PREFIX = "refs/heads/jobapi/";
     private static final String TRAILER = "Idempotency-Key: ";

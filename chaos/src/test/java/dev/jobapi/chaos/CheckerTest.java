@@ -105,7 +105,7 @@ class CheckerTest {
         poisonMessages.add(poison);
         deadLetters.add(new Checker.DeadLetter("p1", null, null, poison, "delivery_limit"));
 
-        queueDepths.putAll(Map.of("jobs.attempts", 0L, "jobs.attempts.delay", 0L, "jobs.attempts.dlq", 1L));
+        queueDepths.putAll(Map.of("jobs.attempts", 0L, "jobs.attempts.parked", 0L, "jobs.attempts.dlq", 1L));
     }
 
     @AfterEach
@@ -172,13 +172,13 @@ class CheckerTest {
         UUID stuck = UUID.randomUUID();
         attempt(stuck, stalled, "starting");
         ownerByJob.put(UUID.randomUUID().toString(), "erin");
-        queueDepths.put("jobs.attempts.delay", 2L);
+        queueDepths.put("jobs.attempts.parked", 2L);
 
         assertThat(check().violations().get(Invariant.NO_INTENTION_LOST))
                 .hasSize(3)
                 .contains(
                         "attempt " + stuck + " of job " + stalled + " is still starting",
-                        "2 messages still in jobs.attempts.delay");
+                        "2 messages still in jobs.attempts.parked");
     }
 
     @Test
