@@ -1,8 +1,10 @@
 package dev.jobapi.api;
 
 import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.not;
 
 import dev.jobapi.common.message.AttemptTopology;
 import io.quarkus.scheduler.Scheduler;
@@ -13,18 +15,28 @@ import java.time.Duration;
 import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 
-/** Readiness reflects the broker really working, not just a connection that reconnected. */
+/**
+ * Readiness is the api's own (database, background loops), never the broker's: intake works through
+ * a broker outage. The broker health group reflects the broker really working, not just a
+ * connection that reconnected.
+ */
 @QuarkusTest
 class HealthTest extends ApiTestSupport {
 
     @Test
-    void readyWhenDatabaseAndBrokerAnswer() {
+    void readyWhenTheDatabaseAnswersAndTheBrokerIsReportedInAGroupOfItsOwn() {
         management()
                 .get("/q/health/ready")
                 .then()
                 .statusCode(200)
                 .body("status", equalTo("UP"))
+                .body("checks.name", not(hasItem("rabbitmq-attempt-queue")));
+        management()
+                .get("/q/health/group/broker")
+                .then()
+                .statusCode(200)
                 .body("checks.name", hasItem("rabbitmq-attempt-queue"));
+        management().get("/q/metrics").then().body(containsString("jobapi_broker_connected 1.0"));
     }
 
     @Inject
@@ -49,28 +61,29 @@ class HealthTest extends ApiTestSupport {
     }
 
     @Test
-    void readinessRedeclaresAQueueTheBrokerLost() {
+    void theBrokerCheckRedeclaresAQueueTheBrokerLost() {
         broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
-        management().get("/q/health/ready").then().statusCode(200);
+        management().get("/q/health/group/broker").then().statusCode(200);
         // The queue is back with its arguments, so the relay's next publish is routed, not dropped.
         broker.withChannel(channel -> channel.queueDeclarePassive(AttemptTopology.QUEUE));
     }
 
     @Test
-    void readinessIsDownWhileTheBrokerRefusesTheTopologyAndUpOnceItTakesItAgain() {
+    void theBrokerCheckIsDownWhileTheBrokerRefusesTheTopologyAndReadinessStaysUp() {
         // A queue of the same name with other arguments: RabbitMQ refuses the check's redeclaration.
         broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
         broker.withChannel(channel -> channel.queueDeclare(AttemptTopology.QUEUE, true, false, false, null));
         try {
             management()
-                    .get("/q/health/ready")
+                    .get("/q/health/group/broker")
                     .then()
                     .statusCode(503)
                     .body("checks.find { it.name == 'rabbitmq-attempt-queue' }.status", equalTo("DOWN"));
+            management().get("/q/health/ready").then().statusCode(200);
         } finally {
             broker.withChannel(channel -> channel.queueDelete(AttemptTopology.QUEUE));
         }
-        management().get("/q/health/ready").then().statusCode(200);
+        management().get("/q/health/group/broker").then().statusCode(200);
     }
 
     @Test

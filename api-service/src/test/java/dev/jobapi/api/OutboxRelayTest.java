@@ -14,6 +14,7 @@ import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import org.eclipse.microprofile.config.ConfigProvider;
@@ -30,7 +31,7 @@ class OutboxRelayTest extends ApiTestSupport {
     JobIntake intake;
 
     @Test
-    void committedAttemptIsPublishedAndMarkedSentAfterTheConfirm() {
+    void committedAttemptIsPublishedAndMarkedSent() {
         String id = createJob(Tokens.user("alice"), "k-1", JOB_BODY)
                 .then()
                 .statusCode(201)
@@ -44,6 +45,34 @@ class OutboxRelayTest extends ApiTestSupport {
                     .anySatisfy(body -> assertThat(body).contains(attemptId).contains(id));
         });
         await().atMost(Duration.ofSeconds(5))
+                .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL") == 1);
+    }
+
+    /**
+     * A publish the broker nacks is not sent: node losses and leader elections are when nacks
+     * happen. A second queue bound to the work queue's routing key refuses every message
+     * ({@code x-max-length} 0, {@code reject-publish}), so each publish of the row is routed to the
+     * work queue and nacked all the same; the row must stay unsent until the broker takes it whole.
+     */
+    @Test
+    void aRowWhosePublishTheBrokerNacksStaysUnsentAndIsSentOnceTheBrokerAcceptsIt() {
+        String refusing = "test.refuses-every-message";
+        broker.withChannel(channel -> {
+            channel.queueDeclare(
+                    refusing, false, false, true, Map.of("x-max-length", 0, "x-overflow", "reject-publish"));
+            return channel.queueBind(refusing, AttemptTopology.EXCHANGE, AttemptTopology.ROUTING_KEY);
+        });
+        try {
+            createJob(Tokens.user("alice"), "k-nacked", JOB_BODY).then().statusCode(201);
+            // The relay polls every 200 ms in tests: two seconds are ten rounds, each publishing and nacked.
+            await().during(Duration.ofSeconds(2))
+                    .atMost(Duration.ofSeconds(5))
+                    .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NULL") == 1);
+            assertThat(TestBroker.depth(broker, AttemptTopology.QUEUE)).isPositive();
+        } finally {
+            broker.withChannel(channel -> channel.queueDelete(refusing));
+        }
+        await().atMost(Duration.ofSeconds(10))
                 .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL") == 1);
     }
 

@@ -1,7 +1,7 @@
 package dev.jobapi.common.message;
 
 import com.rabbitmq.client.AMQP;
-import com.rabbitmq.client.ReturnCallback;
+import com.rabbitmq.client.ReturnListener;
 import dev.jobapi.common.tracing.Tracing;
 import io.opentelemetry.context.Context;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -111,24 +111,27 @@ public class ConfirmedPublisher {
     }
 
     private void sendOnce(String exchange, String routingKey, List<Outgoing> messages) {
-        broker.withChannel(channel -> {
-            channel.confirmSelect();
+        broker.withPublishingChannel(channel -> {
             Set<String> returned = ConcurrentHashMap.newKeySet();
-            ReturnCallback onReturn = r -> returned.add(r.getProperties().getMessageId());
-            channel.addReturnListener(onReturn);
-            for (Outgoing message : messages) {
-                // A message id of our own tells a return apart; the message is always persistent.
-                AMQP.BasicProperties properties = message.properties()
-                        .builder()
-                        .deliveryMode(2)
-                        .messageId(UUID.randomUUID().toString())
-                        .build();
-                channel.basicPublish(exchange, routingKey, true, properties, message.body());
-            }
+            ReturnListener onReturn = channel.addReturnListener(
+                    r -> returned.add(r.getProperties().getMessageId()));
             try {
-                channel.waitForConfirmsOrDie(CONFIRM_TIMEOUT.toMillis());
-            } catch (IOException nacked) {
-                throw new NotRouted("the broker refused the publish: " + nacked.getMessage());
+                for (Outgoing message : messages) {
+                    // A message id of our own tells a return apart; the message is always persistent.
+                    AMQP.BasicProperties properties = message.properties()
+                            .builder()
+                            .deliveryMode(2)
+                            .messageId(UUID.randomUUID().toString())
+                            .build();
+                    channel.basicPublish(exchange, routingKey, true, properties, message.body());
+                }
+                try {
+                    channel.waitForConfirmsOrDie(CONFIRM_TIMEOUT.toMillis());
+                } catch (IOException nacked) {
+                    throw new NotRouted("the broker refused the publish: " + nacked.getMessage());
+                }
+            } finally {
+                channel.removeReturnListener(onReturn);
             }
             if (!returned.isEmpty()) {
                 throw new NotRouted(returned.size() + " of " + messages.size()

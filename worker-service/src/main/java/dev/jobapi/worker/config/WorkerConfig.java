@@ -117,6 +117,14 @@ public interface WorkerConfig {
         /** How long shutdown waits for attempts in flight before abandoning them unacked. */
         @WithDefault("30s")
         Duration shutdownGrace();
+
+        /**
+         * How long the consumer may receive nothing, with nothing in hand, while the work queue has
+         * ready messages, before it subscribes again (a subscription the broker silently stopped
+         * serving). Long enough that a consumer between two deliveries never qualifies.
+         */
+        @WithDefault("30s")
+        Duration stallAfter();
     }
 
     /** One named provider: which API it speaks, where, with which model and key. */

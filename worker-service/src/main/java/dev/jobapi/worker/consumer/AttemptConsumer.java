@@ -88,10 +88,10 @@ public class AttemptConsumer {
     private final AtomicInteger inFlight = new AtomicInteger();
 
     private ThreadPoolExecutor workers;
-    private Connection connection;
-    private Channel channel;
-    private volatile String consumerTag;
+    private volatile Subscription subscription;
     private volatile boolean draining;
+    /** When the consumer last subscribed, received or finished a delivery ({@link System#nanoTime}). */
+    private volatile long quietSince = System.nanoTime();
 
     AttemptConsumer(
             AttemptPipeline pipeline,
@@ -130,33 +130,77 @@ public class AttemptConsumer {
         loops.round(LOOP, this::subscribeIfNeeded);
     }
 
-    /** Subscribes when not subscribed (first start, lost connection, consumer cancelled by the broker). */
+    /**
+     * Subscribes when not subscribed (first start, lost connection, consumer cancelled by the
+     * broker), and again when the subscription has gone quiet while the queue has work: RabbitMQ
+     * 3.10 can leave a consumer attached to a quorum queue that was deleted and declared again in
+     * the same instant, so the channel looks subscribed and receives nothing, holding whatever it
+     * had been sent. Closing it hands those messages back; the claim makes a second delivery harmless.
+     */
     public synchronized void subscribeIfNeeded() {
-        if (draining || consumerTag != null && channel != null && channel.isOpen()) {
+        if (draining) {
             return;
+        }
+        Subscription current = subscription;
+        if (current != null && current.live()) {
+            if (!stalled()) {
+                return;
+            }
+            LOG.warnf(
+                    "Received nothing for %d s while %s has ready messages; subscribing again",
+                    config.stallAfter().toSeconds(), AttemptTopology.QUEUE);
         }
         closeQuietly();
         if (workers == null || workers.isShutdown()) {
             workers = newWorkerPool(config.concurrency());
         }
+        Connection connection = null;
         try {
             broker.declareTopology();
             connection = broker.newConsumerConnection("jobapi-attempt-consumer");
-            channel = connection.createChannel();
+            Channel channel = connection.createChannel();
             channel.basicQos(config.prefetch());
-            consumerTag = channel.basicConsume(AttemptTopology.QUEUE, false, new Deliveries(channel));
+            Subscription fresh = new Subscription(connection, channel);
+            fresh.tag = channel.basicConsume(AttemptTopology.QUEUE, false, new Deliveries(fresh));
+            subscription = fresh;
+            quietSince = System.nanoTime();
             LOG.infof(
                     "Consuming %s (prefetch %d, %d at once)",
                     AttemptTopology.QUEUE, config.prefetch(), config.concurrency());
         } catch (IOException | RuntimeException e) {
-            consumerTag = null;
+            if (connection != null) {
+                connection.abort(5_000);
+            }
             LOG.warnf("Could not subscribe to %s, retrying: %s", AttemptTopology.QUEUE, e.toString());
+        }
+    }
+
+    /**
+     * Whether the consumer has been quiet for {@code jobapi.worker.stall-after} with nothing in hand while the
+     * queue has ready messages. Asked at most once per quiet period: a quiet consumer over an empty
+     * queue is asked again only after another period.
+     */
+    private boolean stalled() {
+        long now = System.nanoTime();
+        if (now - quietSince < config.stallAfter().toNanos()
+                || inFlight.get() > 0
+                || !workers.getQueue().isEmpty()) {
+            return false;
+        }
+        quietSince = now;
+        try {
+            return broker.withChannel(channel ->
+                            channel.queueDeclarePassive(AttemptTopology.QUEUE).getMessageCount())
+                    > 0;
+        } catch (RuntimeException brokerAway) {
+            return false; // the connection's own failure shows as a closed subscription
         }
     }
 
     /** Whether the broker is delivering to this worker now. */
     public boolean subscribed() {
-        return consumerTag != null && channel != null && channel.isOpen();
+        Subscription current = subscription;
+        return current != null && current.live();
     }
 
     /**
@@ -196,28 +240,56 @@ public class AttemptConsumer {
     }
 
     private void cancelConsumer() {
-        String tag = consumerTag;
-        if (tag != null && channel != null && channel.isOpen()) {
+        Subscription current = subscription;
+        if (current != null && current.live()) {
             try {
-                channel.basicCancel(tag); // waits for cancel-ok: no delivery comes after it
+                current.channel.basicCancel(current.tag); // waits for cancel-ok: no delivery comes after it
             } catch (IOException | RuntimeException e) {
                 LOG.debugf("Cancelling the consumer failed (its channel is going anyway): %s", e);
             }
+            current.ended = true;
         }
-        consumerTag = null;
     }
 
     private void closeQuietly() {
-        try {
-            if (connection != null && connection.isOpen()) {
-                connection.close(5_000);
-            }
-        } catch (IOException | RuntimeException e) {
-            LOG.debugf("Closing the consumer connection failed: %s", e);
+        Subscription current = subscription;
+        subscription = null;
+        if (current != null) {
+            current.close();
         }
-        connection = null;
-        channel = null;
-        consumerTag = null;
+    }
+
+    /**
+     * One subscription: its connection, channel and consumer tag, and whether the broker ended it.
+     * Each has its own state, so a late signal from a subscription already replaced never touches
+     * the one that replaced it.
+     */
+    private static final class Subscription {
+        final Connection connection;
+        final Channel channel;
+        volatile String tag;
+        volatile boolean ended;
+
+        Subscription(Connection connection, Channel channel) {
+            this.connection = connection;
+            this.channel = channel;
+        }
+
+        boolean live() {
+            return !ended && tag != null && channel.isOpen();
+        }
+
+        void close() {
+            ended = true;
+            try {
+                if (connection.isOpen()) {
+                    connection.close(5_000);
+                }
+            } catch (IOException | RuntimeException e) {
+                LOG.debugf("Closing the consumer connection failed: %s", e);
+                connection.abort(1_000);
+            }
+        }
     }
 
     private static ThreadPoolExecutor newWorkerPool(int concurrency) {
@@ -233,12 +305,16 @@ public class AttemptConsumer {
     /** The broker's deliveries on one channel, handed to the worker pool. */
     private final class Deliveries extends DefaultConsumer {
 
-        Deliveries(Channel channel) {
-            super(channel);
+        private final Subscription owner;
+
+        Deliveries(Subscription owner) {
+            super(owner.channel);
+            this.owner = owner;
         }
 
         @Override
         public void handleDelivery(String tag, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
+            quietSince = System.nanoTime();
             Delivery delivery = new Delivery(getChannel(), envelope, properties, body);
             if (draining) {
                 delivery.handBack(); // arrived between the cancel and its confirmation
@@ -251,15 +327,15 @@ public class AttemptConsumer {
         public void handleCancel(String tag) {
             // The broker ended the subscription: its queue was deleted. The loop subscribes again.
             LOG.warnf("RabbitMQ cancelled the consumer of %s (queue deleted?)", AttemptTopology.QUEUE);
-            consumerTag = null;
+            owner.ended = true;
         }
 
         @Override
         public void handleShutdownSignal(String tag, ShutdownSignalException signal) {
-            if (!draining) {
+            if (!draining && !owner.ended) {
                 LOG.warnf("Consumer connection closed, subscribing again: %s", signal.getMessage());
             }
-            consumerTag = null;
+            owner.ended = true;
         }
     }
 
@@ -290,6 +366,7 @@ public class AttemptConsumer {
             } finally {
                 span.end();
                 inFlight.decrementAndGet();
+                quietSince = System.nanoTime();
             }
         }
 

@@ -105,19 +105,57 @@ public class AttemptWork {
     }
 
     /**
-     * Announces the attempt again through the outbox (the claim is conditional: a second message is
-     * harmless). The new row keeps the trace its first row kept, so the message it becomes continues
-     * the trace of the request that made the attempt.
+     * Announces again, through the outbox, starting attempts nobody claimed within {@code after} and
+     * with no announcement unsent or sent within it, at most {@code limit} of them. Choosing and
+     * announcing are one statement over rows it locks, skipping rows another worker's sweep holds:
+     * however many workers sweep at once, each attempt is announced again once per window. The new
+     * row keeps the trace its first row kept, so the message it becomes continues the trace of the
+     * request that made the attempt.
+     *
+     * @return the attempts announced again
      */
-    public void reannounce(UUID attemptId, UUID jobId, Instant now) {
-        em.createNativeQuery("INSERT INTO outbox (attempt_id, job_id, created_at, traceparent, tracestate)"
-                        + " SELECT ?1, ?2, ?3, first.traceparent, first.tracestate"
-                        + " FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT traceparent, tracestate FROM outbox"
-                        + " WHERE attempt_id = ?1 AND traceparent IS NOT NULL ORDER BY id LIMIT 1) first ON true")
-                .setParameter(1, attemptId)
-                .setParameter(2, jobId)
-                .setParameter(3, now)
-                .executeUpdate();
+    @SuppressWarnings("unchecked")
+    public List<UUID> reannounceUnclaimed(Duration after, int limit) {
+        return em.createNativeQuery("INSERT INTO outbox (attempt_id, job_id, created_at, traceparent, tracestate)"
+                        + " SELECT stranded.id, stranded.job_id, statement_timestamp(), first.traceparent,"
+                        + " first.tracestate FROM (SELECT a.id, a.job_id, a.created_at FROM attempt a"
+                        + " WHERE a.state = 'starting' AND a.lease_owner IS NULL"
+                        + " AND a.created_at < statement_timestamp() - ?1 * interval '1 millisecond'"
+                        + " AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.attempt_id = a.id AND (o.sent_at IS NULL"
+                        + " OR o.sent_at > statement_timestamp() - ?1 * interval '1 millisecond'))"
+                        + " ORDER BY a.created_at LIMIT ?2 FOR UPDATE OF a SKIP LOCKED) stranded"
+                        + " LEFT JOIN LATERAL (SELECT traceparent, tracestate FROM outbox"
+                        + " WHERE attempt_id = stranded.id AND traceparent IS NOT NULL ORDER BY id LIMIT 1) first"
+                        + " ON true RETURNING attempt_id")
+                .setParameter(1, after.toMillis())
+                .setParameter(2, limit)
+                .getResultList();
+    }
+
+    /**
+     * Takes up to {@code limit} unknown or superseded attempts whose provider may still hold their
+     * answer and that are due for a lookup, and stamps the lookup on them before it is made, in one
+     * statement over rows it locks, skipping rows another worker's sweep holds: each attempt is
+     * looked up by one worker per window, however many sweep. Each is due again once as long has
+     * passed since its last lookup as had passed from its send to that lookup: the gaps double, so a
+     * fresh lost answer is found within seconds even behind thousands of older ones the provider
+     * never had.
+     */
+    @SuppressWarnings("unchecked")
+    public List<UUID> takeDueLookups(Instant sentBefore, Instant sentAfter, int limit) {
+        return em.createNativeQuery("UPDATE attempt SET looked_up_at = statement_timestamp() WHERE id IN ("
+                        + "SELECT a.id FROM attempt a WHERE a.sent_at IS NOT NULL"
+                        + " AND a.state IN ('unknown', 'superseded')"
+                        + " AND NOT EXISTS (SELECT 1 FROM usage_record u WHERE u.attempt_id = a.id)"
+                        + " AND a.sent_at < ?1 AND a.sent_at > ?2"
+                        + " AND (a.looked_up_at IS NULL"
+                        + " OR statement_timestamp() - a.looked_up_at >= a.looked_up_at - a.sent_at)"
+                        + " ORDER BY a.looked_up_at NULLS FIRST, a.sent_at LIMIT ?3 FOR UPDATE SKIP LOCKED)"
+                        + " RETURNING id")
+                .setParameter(1, sentBefore)
+                .setParameter(2, sentAfter)
+                .setParameter(3, limit)
+                .getResultList();
     }
 
     /**

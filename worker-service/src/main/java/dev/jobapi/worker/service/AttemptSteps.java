@@ -1,6 +1,7 @@
 package dev.jobapi.worker.service;
 
 import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.database.DatabaseAway;
 import dev.jobapi.common.job.Job;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -9,6 +10,7 @@ import jakarta.persistence.LockModeType;
 import jakarta.persistence.OptimisticLockException;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,6 +39,16 @@ public class AttemptSteps {
 
     /** How often a step runs before its conflict is thrown to the caller (the message then comes back). */
     static final int RUNS = 5;
+
+    /**
+     * How long a step waits out a database that is away before its failure is thrown: past a
+     * failover (under a second with a synchronous standby) and a fast restart, so a paid answer in
+     * hand is not dropped for want of a connection.
+     */
+    static final Duration DATABASE_PATIENCE = Duration.ofSeconds(60);
+
+    private static final Duration FIRST_PAUSE = Duration.ofMillis(200);
+    private static final Duration LONGEST_PAUSE = Duration.ofSeconds(5);
 
     /**
      * What a step sees: the attempt and its job as committed when it began, the step's time, and
@@ -121,12 +133,17 @@ public class AttemptSteps {
     }
 
     /**
-     * Runs {@code step} in its own transaction, again on a write conflict.
+     * Runs {@code step} in its own transaction, again on a write conflict, and again after a pause
+     * while the database is away (a failover, a restart) for up to {@link #DATABASE_PATIENCE}. A
+     * commit whose answer was lost may have committed: the rerun loads what is committed and decides
+     * on that, as after a conflict.
      *
      * @param whenMissing what the step returns when the attempt does not exist
      */
     public <T> T run(UUID attemptId, T whenMissing, Step<T> step) {
-        for (int run = 1; ; run++) {
+        long giveUpAt = System.nanoTime() + DATABASE_PATIENCE.toNanos();
+        Duration pause = FIRST_PAUSE;
+        for (int conflicts = 1; ; ) {
             List<Runnable> afterCommit = new ArrayList<>();
             try {
                 T result = QuarkusTransaction.requiringNew().call(() -> {
@@ -142,11 +159,27 @@ public class AttemptSteps {
                 afterCommit.forEach(Runnable::run);
                 return result;
             } catch (RuntimeException e) {
-                if (!isWriteConflict(e) || run == RUNS) {
+                if (isWriteConflict(e) && conflicts++ < RUNS) {
+                    LOG.debugf("Step on attempt %s met a concurrent change; running it again", attemptId);
+                } else if (DatabaseAway.isCause(e) && System.nanoTime() + pause.toNanos() < giveUpAt) {
+                    LOG.warnf(
+                            "Step on attempt %s could not reach the database (%s); again in %d ms",
+                            attemptId, e.toString(), pause.toMillis());
+                    pauseFor(pause);
+                    pause = pause.multipliedBy(2).compareTo(LONGEST_PAUSE) > 0 ? LONGEST_PAUSE : pause.multipliedBy(2);
+                } else {
                     throw e;
                 }
-                LOG.debugf("Step on attempt %s met a concurrent change (run %d); running it again", attemptId, run);
             }
+        }
+    }
+
+    private static void pauseFor(Duration pause) {
+        try {
+            Thread.sleep(pause.toMillis());
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while waiting for the database", interrupted);
         }
     }
 

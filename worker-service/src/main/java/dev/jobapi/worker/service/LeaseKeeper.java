@@ -11,6 +11,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
@@ -28,16 +29,22 @@ public class LeaseKeeper {
     private final AttemptWork work;
     private final Duration lease;
     private final String workerId;
-    private final ScheduledExecutorService renewals = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "lease-renewals");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService renewals;
 
+    /**
+     * One renewal thread per attempt the worker can hold at once: a renewal stuck on a database that
+     * went silent (until the JDBC socket timeout) delays only its own lease, never the others'.
+     */
     LeaseKeeper(AttemptWork work, WorkerConfig config) {
         this.work = work;
         this.lease = config.worker().lease();
         this.workerId = config.worker().idOrPid();
+        AtomicInteger n = new AtomicInteger();
+        this.renewals = Executors.newScheduledThreadPool(config.worker().concurrency(), r -> {
+            Thread t = new Thread(r, "lease-renewals-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     /** Runs {@code call} while renewing the attempt's lease. */

@@ -115,7 +115,7 @@ public class Reconciler {
     public int round() {
         eachOf("lease expiry", claimedAttemptsWithExpiredLeases(), this::expireLease);
         eachOf("election of a stored result", storedResultsNeverElected(), election::electAndApply);
-        eachOf("announcement", unclaimedAttempts(), this::reannounce);
+        announceUnclaimedAgain();
         resumeStalledApplies();
         return lookUpLostAnswers();
     }
@@ -155,41 +155,34 @@ public class Reconciler {
     }
 
     /**
-     * Starting attempts nobody claimed within the bound, whose message is therefore lost. Only while
-     * the work queue holds no ready message: behind a backlog an unclaimed attempt is simply waiting
-     * its turn, and announcing it again would only lengthen the queue.
+     * Starting attempts nobody claimed within the bound, whose message is therefore lost, are
+     * announced again. Not while the work queue holds ready messages: behind a backlog an unclaimed
+     * attempt is simply waiting its turn. That guard is advice only (a quorum queue whose leader is
+     * being elected answers 0 too); what keeps N sweeping workers from announcing an attempt N
+     * times is the statement itself ({@link AttemptWork#reannounceUnclaimed}).
      */
-    private List<UUID> unclaimedAttempts() {
+    private void announceUnclaimedAgain() {
         try {
             if (readyInWorkQueue() > 0) {
-                return List.of();
+                return;
             }
         } catch (RuntimeException brokerAway) {
             // Nothing can be announced now; the later steps need only the database and must still run.
             LOG.warnf("Announcements skipped this round, the work queue cannot be read: %s", brokerAway.toString());
-            return List.of();
+            return;
         }
-        long afterMs = config.reannounceAfter().toMillis();
-        return ids("SELECT a.id FROM attempt a WHERE a.state = 'starting' AND a.lease_owner IS NULL"
-                + " AND a.created_at < statement_timestamp() - " + afterMs + " * interval '1 millisecond'"
-                + " AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.attempt_id = a.id AND (o.sent_at IS NULL"
-                + " OR o.sent_at > statement_timestamp() - " + afterMs + " * interval '1 millisecond'))"
-                + " ORDER BY a.created_at LIMIT " + config.batchSize());
+        try {
+            List<UUID> announced = QuarkusTransaction.requiringNew()
+                    .call(() -> work.reannounceUnclaimed(config.reannounceAfter(), config.batchSize()));
+            announced.forEach(id -> LOG.warnf("Attempt %s was never claimed; announced it again", id));
+        } catch (RuntimeException e) {
+            LOG.errorf("Announcing unclaimed attempts again failed, a later round retries: %s", e.toString());
+        }
     }
 
     private long readyInWorkQueue() {
         return broker.withChannel(channel ->
                 (long) channel.queueDeclarePassive(AttemptTopology.QUEUE).getMessageCount());
-    }
-
-    private void reannounce(UUID attemptId) {
-        QuarkusTransaction.requiringNew().run(() -> {
-            Object jobId = em.createNativeQuery("SELECT job_id FROM attempt WHERE id = ?1")
-                    .setParameter(1, attemptId)
-                    .getSingleResult();
-            LOG.warnf("Attempt %s was never claimed; announcing it again", attemptId);
-            work.reannounce(attemptId, (UUID) jobId, clock.instant());
-        });
     }
 
     /**
@@ -232,25 +225,11 @@ public class Reconciler {
 
     private int lookUpLostAnswers() {
         var now = clock.instant();
-        @SuppressWarnings("unchecked")
-        List<UUID> candidates = QuarkusTransaction.requiringNew()
-                .call(() -> em.createNativeQuery("SELECT a.id FROM attempt a WHERE a.sent_at IS NOT NULL"
-                                + " AND a.state IN ('unknown', 'superseded')"
-                                + " AND NOT EXISTS (SELECT 1 FROM usage_record u WHERE u.attempt_id = a.id)"
-                                + " AND a.sent_at < ?1 AND a.sent_at > ?2"
-                                // Each attempt is asked again once as long has passed since its last
-                                // lookup as had passed from its send to that lookup: the gaps double,
-                                // so a fresh lost answer is found within seconds even behind
-                                // thousands of older ones the provider never had.
-                                + " AND (a.looked_up_at IS NULL"
-                                + " OR statement_timestamp() - a.looked_up_at >= a.looked_up_at - a.sent_at)"
-                                + " ORDER BY a.looked_up_at NULLS FIRST, a.sent_at LIMIT ?3")
-                        .setParameter(1, now.minus(config.minAge()))
-                        .setParameter(2, now.minus(config.maxAge()))
-                        .setParameter(3, config.batchSize())
-                        .getResultList());
+        List<UUID> due = QuarkusTransaction.requiringNew()
+                .call(() -> work.takeDueLookups(
+                        now.minus(config.minAge()), now.minus(config.maxAge()), config.batchSize()));
         int reconciled = 0;
-        for (UUID attemptId : candidates) {
+        for (UUID attemptId : due) {
             if (loops.stopping()) {
                 break;
             }
@@ -261,10 +240,6 @@ public class Reconciler {
             } catch (RuntimeException e) {
                 LOG.errorf("Reconciling attempt %s failed, a later round retries: %s", attemptId, e.toString());
             }
-            QuarkusTransaction.requiringNew().run(() -> em.createNativeQuery(
-                            "UPDATE attempt SET looked_up_at = statement_timestamp() WHERE id = ?1")
-                    .setParameter(1, attemptId)
-                    .executeUpdate());
         }
         return reconciled;
     }

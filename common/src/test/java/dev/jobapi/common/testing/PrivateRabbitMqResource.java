@@ -1,0 +1,60 @@
+package dev.jobapi.common.testing;
+
+import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
+import java.util.Map;
+
+/**
+ * Points the application under test at a {@link PrivateRabbitMq} node of its own, started before the
+ * application and stopped after it. Use it restricted to the test class that disturbs the broker,
+ * with a name and port of its own ({@code initArgs}: {@code name}, {@code port}); the test reaches
+ * the node through {@link #node()}.
+ */
+public class PrivateRabbitMqResource implements QuarkusTestResourceLifecycleManager {
+
+    private static PrivateRabbitMq node;
+
+    private String name = "jobapi-test";
+    private int port = 26672;
+
+    @Override
+    public void init(Map<String, String> initArgs) {
+        name = initArgs.getOrDefault("name", name);
+        port = Integer.parseInt(initArgs.getOrDefault("port", String.valueOf(port)));
+    }
+
+    @Override
+    public Map<String, String> start() {
+        if (!PrivateRabbitMq.available()) {
+            // The test class assumes availability and is skipped; the application still needs a broker.
+            return Map.of();
+        }
+        node = new PrivateRabbitMq(name, port);
+        node.start();
+        return Map.of(
+                "rabbitmq-host",
+                "127.0.0.1",
+                "rabbitmq-port",
+                String.valueOf(port),
+                "rabbitmq-addresses",
+                "127.0.0.1:" + port,
+                "rabbitmq-virtual-host",
+                "/",
+                "rabbitmq-username",
+                PrivateRabbitMq.USER,
+                "rabbitmq-password",
+                PrivateRabbitMq.PASSWORD);
+    }
+
+    @Override
+    public void stop() {
+        if (node != null) {
+            node.close();
+            node = null;
+        }
+    }
+
+    /** The node the application under test talks to. */
+    public static PrivateRabbitMq node() {
+        return node;
+    }
+}
