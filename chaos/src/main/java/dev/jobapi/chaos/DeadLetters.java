@@ -5,7 +5,10 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 
-/** The dead-letter queue as an operator lists it: {@code GET /admin/dlq}, page by page, consuming nothing. */
+/**
+ * The dead letters as an operator lists them: {@code GET /admin/dlq}, the pending rows the api's
+ * dead-letter mover stored, page by page with the keyset cursor ({@code after}).
+ */
 final class DeadLetters {
 
     private static final int PAGE = 100;
@@ -18,14 +21,14 @@ final class DeadLetters {
 
     static List<Checker.DeadLetter> list(Api api, String operatorToken) throws IOException, InterruptedException {
         List<Checker.DeadLetter> letters = new ArrayList<>();
-        for (int offset = 0; ; offset += PAGE) {
+        String after = "0";
+        while (true) {
             Api.Answer page =
-                    api.send(0, "GET", "/admin/dlq?offset=" + offset + "&limit=" + PAGE, operatorToken, null, null);
+                    api.send(0, "GET", "/admin/dlq?after=" + after + "&limit=" + PAGE, operatorToken, null, null);
             if (!page.ok()) {
                 throw new IllegalStateException("GET /admin/dlq -> " + page.status() + " " + page.body());
             }
-            JsonNode items = page.body().path("items");
-            for (JsonNode item : items) {
+            for (JsonNode item : page.body().path("items")) {
                 letters.add(new Checker.DeadLetter(
                         item.path("id").asText(),
                         text(item, "attemptId"),
@@ -33,7 +36,8 @@ final class DeadLetters {
                         text(item, "body"),
                         text(item, "reason")));
             }
-            if (items.size() < PAGE) {
+            after = text(page.body(), "next");
+            if (after == null) {
                 return letters;
             }
         }

@@ -1,29 +1,32 @@
 package dev.jobapi.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.jobapi.client.JobApiClient;
 import dev.jobapi.client.model.DeadLetter;
 import dev.jobapi.client.model.DeadLetterPage;
-import dev.jobapi.client.model.ReplayResult;
 import java.io.PrintWriter;
-import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Optional;
+import java.util.Map;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
-/** {@code jobctl dlq}: the dead-letter queue, for operators. */
-@Command(name = "dlq", description = "Dead-lettered attempt messages (operators).")
+/**
+ * {@code jobctl dlq}: the dead letters (rows the api's mover stored), for operators: list, count,
+ * show, and replay or discard by ids or by filter, with a dry run.
+ */
+@Command(
+        name = "dlq",
+        mixinStandardHelpOptions = true,
+        description = "Dead letters (operators): list, count, show, replay, discard; by ids or by filter.")
 final class DlqCommand {
-
-    /** The page size when walking the whole queue: the api's largest. */
-    private static final int PAGE = 500;
-    /** Ids per replay request, so the progress bar moves and one request stays small. */
-    private static final int REPLAY_BATCH = 25;
 
     @ParentCommand
     Jobctl jobctl;
@@ -31,88 +34,227 @@ final class DlqCommand {
     @Spec
     CommandSpec spec;
 
-    @Command(name = "list", description = "Dead letters without consuming them: id, attempt, job, reason, deaths.")
+    /** The filter every subcommand takes. */
+    static final class Filter {
+        @Option(names = "--owner", description = "The job's owner.")
+        String owner;
+
+        @Option(names = "--provider", description = "The attempt's provider.")
+        String provider;
+
+        @Option(names = "--reason", description = "The broker's reason: rejected, delivery_limit, expired, maxlen.")
+        String reason;
+
+        @Option(names = "--since", description = "Dead-lettered at or after (ISO-8601, e.g. 2026-12-03T14:00:00Z).")
+        String since;
+
+        @Option(names = "--until", description = "Dead-lettered before (ISO-8601).")
+        String until;
+
+        Map<String, String> query() {
+            Map<String, String> query = new LinkedHashMap<>();
+            put(query, "owner", owner);
+            put(query, "provider", provider);
+            put(query, "reason", reason);
+            put(query, "since", since);
+            put(query, "until", until);
+            return query;
+        }
+
+        boolean empty() {
+            return query().isEmpty();
+        }
+
+        private static void put(Map<String, String> query, String key, String value) {
+            if (value != null && !value.isEmpty()) {
+                query.put(key, value);
+            }
+        }
+    }
+
+    /** Machine-readable output. */
+    static final class Output {
+        @Option(names = "--json", description = "Print the api's answer as JSON.")
+        boolean json;
+    }
+
+    @Command(
+            name = "list",
+            mixinStandardHelpOptions = true,
+            description = "Dead letters, oldest first: id, attempt, job, owner, provider, reason, deaths.")
     int list(
-            @Option(names = "--limit", defaultValue = "50") int limit,
-            @Option(names = "--offset", defaultValue = "0") int offset) {
-        DeadLetterPage page = client().deadLetters(offset, limit);
+            @Mixin Filter filter,
+            @Mixin Output output,
+            @Option(names = "--state", description = "pending (default), replayed, skipped, discarded, all.")
+                    String state,
+            @Option(names = "--limit", defaultValue = "50", description = "At most this many (default 50).") int limit,
+            @Option(names = "--after", description = "The previous page's cursor ('next').") String after) {
+        Map<String, String> query = filter.query();
+        if (state != null) {
+            query.put("state", state);
+        }
+        DeadLetterPage page = client().deadLetters(query, after, limit);
+        if (output.json) {
+            JobsCommand.printJson(spec, page);
+            return ExitCodes.OK;
+        }
         PrintWriter out = spec.commandLine().getOut();
-        out.printf("depth: %d%n", page.depth());
+        out.printf("matching: %d%n", page.depth());
         for (DeadLetter letter : page.items()) {
             out.printf(
-                    "%s  attempt=%s  job=%s  reason=%s  deaths=%d  last=%s%n",
+                    "%s  attempt=%s  job=%s  owner=%s  provider=%s  reason=%s  deaths=%d  at=%s  %s%n",
                     letter.id(),
-                    letter.attemptId() == null ? "-" : letter.attemptId(),
-                    letter.jobId() == null ? "-" : letter.jobId(),
+                    dash(letter.attemptId()),
+                    dash(letter.jobId()),
+                    dash(letter.ownerId()),
+                    dash(letter.provider()),
                     letter.reason(),
                     letter.deathCount(),
-                    letter.lastDeathAt());
+                    letter.deadLetteredAt(),
+                    letter.state());
+        }
+        if (page.next() != null) {
+            out.printf("next page: --after %s%n", page.next());
         }
         return ExitCodes.OK;
     }
 
-    @Command(name = "show", description = "One dead-lettered message in full, as JSON.")
-    int show(@Parameters(paramLabel = "ID") String id) {
-        JobApiClient client = client();
-        for (int offset = 0; ; offset += PAGE) {
-            DeadLetterPage page = client.deadLetters(offset, PAGE);
-            Optional<DeadLetter> found =
-                    page.items().stream().filter(d -> d.id().equals(id)).findFirst();
-            if (found.isPresent()) {
-                JobsCommand.printJson(spec, found.get());
-                return ExitCodes.OK;
-            }
-            if (page.items().size() < PAGE) {
-                spec.commandLine().getErr().printf("jobctl: no dead letter %s%n", id);
-                return ExitCodes.REFUSED;
-            }
+    @Command(name = "count", mixinStandardHelpOptions = true, description = "How many pending dead letters match.")
+    int count(@Mixin Filter filter, @Mixin Output output) {
+        long count = client().countDeadLetters(filter.query());
+        if (output.json) {
+            JobsCommand.printJson(spec, Map.of("count", count));
+        } else {
+            spec.commandLine().getOut().println(count);
         }
+        return ExitCodes.OK;
     }
 
-    /** Which messages to replay. */
+    @Command(name = "show", mixinStandardHelpOptions = true, description = "One dead letter in full, as JSON.")
+    int show(@Parameters(paramLabel = "ID") String id) {
+        long before;
+        try {
+            before = Long.parseLong(id) - 1;
+        } catch (NumberFormatException e) {
+            spec.commandLine().getErr().printf("jobctl: no dead letter %s%n", id);
+            return ExitCodes.REFUSED;
+        }
+        List<DeadLetter> items = client().deadLetters(Map.of("state", "all"), Long.toString(before), 1)
+                .items();
+        if (items.isEmpty() || !items.get(0).id().equals(id)) {
+            spec.commandLine().getErr().printf("jobctl: no dead letter %s%n", id);
+            return ExitCodes.REFUSED;
+        }
+        JobsCommand.printJson(spec, items.get(0));
+        return ExitCodes.OK;
+    }
+
+    /** Which dead letters to act on: ids, or every pending one (narrowed by the filter). */
     static final class Selection {
-        @Option(names = "--all", required = true, description = "Every message in the queue.")
+        @Option(names = "--all", description = "Every pending dead letter the filter matches (no filter: all).")
         boolean all;
 
-        @Parameters(paramLabel = "ID", arity = "1..*")
+        @Parameters(paramLabel = "ID", arity = "0..*", description = "Dead letters by id.")
         List<String> ids;
     }
 
     @Command(
             name = "replay",
-            description = "Move messages back to the work queue in batches, with a progress bar. Messages whose"
-                    + " attempt has nothing left to do are skipped and counted.")
-    int replay(@ArgGroup(multiplicity = "1") Selection selection) {
-        JobApiClient client = client();
-        List<String> ids = selection.all ? everyId(client) : selection.ids;
-        Progress progress = new Progress(spec.commandLine().getErr(), System.console() != null);
-        int replayed = 0;
-        int skipped = 0;
-        progress.bar("", 0, ids.size());
-        for (int done = 0; done < ids.size(); ) {
-            List<String> batch = ids.subList(done, Math.min(done + REPLAY_BATCH, ids.size()));
-            ReplayResult result = client.replayDeadLetters(batch);
-            replayed += result.replayed();
-            skipped += result.skipped();
-            done += batch.size();
-            progress.bar("", done, ids.size());
+            mixinStandardHelpOptions = true,
+            description = "Replay dead letters by ids or by filter: each goes back to work once (skipped when its"
+                    + " attempt has nothing left to do). Shows the dry run's count and asks unless --yes.")
+    int replay(
+            @Mixin Filter filter,
+            @Mixin Output output,
+            @ArgGroup(exclusive = false) Selection selection,
+            @Option(names = "--dry-run", description = "Count and sample; change nothing.") boolean dryRun,
+            @Option(names = "--yes", description = "Do not ask for confirmation.") boolean yes,
+            @Option(names = "--note", description = "Why (audited).") String note) {
+        return act(false, filter, output, selection, dryRun, yes, note);
+    }
+
+    @Command(
+            name = "discard",
+            mixinStandardHelpOptions = true,
+            description = "Discard dead letters by ids or by filter, with a reason (--note, audited)."
+                    + " Shows the dry run's count and asks unless --yes.")
+    int discard(
+            @Mixin Filter filter,
+            @Mixin Output output,
+            @ArgGroup(exclusive = false) Selection selection,
+            @Option(names = "--dry-run", description = "Count and sample; change nothing.") boolean dryRun,
+            @Option(names = "--yes", description = "Do not ask for confirmation.") boolean yes,
+            @Option(names = "--note", required = true, description = "Why (audited).") String note) {
+        return act(true, filter, output, selection, dryRun, yes, note);
+    }
+
+    private int act(
+            boolean discard,
+            Filter filter,
+            Output output,
+            Selection selection,
+            boolean dryRun,
+            boolean yes,
+            String note) {
+        boolean ids = selection != null && selection.ids != null && !selection.ids.isEmpty();
+        boolean all = selection != null && selection.all;
+        if (ids == (all || !filter.empty())) {
+            spec.commandLine()
+                    .getErr()
+                    .println("jobctl: name dead letters by ID, or select them with --all or a filter");
+            return ExitCodes.USAGE;
         }
-        progress.done();
-        spec.commandLine()
-                .getOut()
-                .printf("replayed %d, skipped %d (attempt already settled), of %d%n", replayed, skipped, ids.size());
+        ObjectNode body = JobApiClient.json().createObjectNode();
+        if (ids) {
+            selection.ids.forEach(body.putArray("ids")::add);
+        } else if (filter.empty()) {
+            body.put("all", true);
+        } else {
+            ObjectNode f = body.putObject("filter");
+            filter.query().forEach(f::put);
+        }
+        if (note != null) {
+            body.put("reason", note);
+        }
+        JobApiClient client = client();
+        String verb = discard ? "discard" : "replay";
+        if (!dryRun && !yes) {
+            JsonNode preview = client.actOnDeadLetters(discard, body.deepCopy().put("dryRun", true));
+            long n = discard
+                    ? preview.path("discarded").asLong()
+                    : preview.path("replayed").asLong()
+                            + preview.path("skipped").asLong();
+            spec.commandLine().getErr().printf("%s %d dead letter(s)? [y/N] ", verb, n);
+            spec.commandLine().getErr().flush();
+            String answer = System.console() == null ? null : System.console().readLine();
+            if (answer == null || !answer.trim().equalsIgnoreCase("y")) {
+                spec.commandLine().getErr().println("jobctl: not confirmed (--yes to skip the question)");
+                return ExitCodes.REFUSED;
+            }
+        }
+        if (dryRun) {
+            body.put("dryRun", true);
+        }
+        JsonNode result = client.actOnDeadLetters(discard, body);
+        if (output.json) {
+            JobsCommand.printJson(spec, result);
+        } else {
+            spec.commandLine()
+                    .getOut()
+                    .printf(
+                            "%s%s: replayed %d, skipped %d (attempt already settled), discarded %d, not replayable %d%n",
+                            dryRun ? "dry run, nothing changed; would " : "",
+                            verb,
+                            result.path("replayed").asLong(),
+                            result.path("skipped").asLong(),
+                            result.path("discarded").asLong(),
+                            result.path("notReplayable").asLong());
+        }
         return ExitCodes.OK;
     }
 
-    private static List<String> everyId(JobApiClient client) {
-        List<String> ids = new ArrayList<>();
-        for (int offset = 0; ; offset += PAGE) {
-            List<DeadLetter> items = client.deadLetters(offset, PAGE).items();
-            items.forEach(d -> ids.add(d.id()));
-            if (items.size() < PAGE) {
-                return ids;
-            }
-        }
+    private static String dash(Object value) {
+        return value == null ? "-" : value.toString();
     }
 
     private JobApiClient client() {

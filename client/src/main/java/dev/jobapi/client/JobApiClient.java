@@ -240,6 +240,46 @@ public final class JobApiClient {
         return read(get("/admin/dlq?offset=" + offset + "&limit=" + limit), DeadLetterPage.class);
     }
 
+    /**
+     * A page of dead letters matching the query's filters ({@code owner}, {@code provider},
+     * {@code reason}, {@code since}, {@code until}, {@code state}) after the cursor {@code after}.
+     */
+    public DeadLetterPage deadLetters(Map<String, String> filter, String after, int limit) {
+        StringBuilder path = new StringBuilder("/admin/dlq?limit=").append(limit);
+        if (after != null) {
+            path.append("&after=").append(encode(after));
+        }
+        filter.forEach((k, v) -> path.append('&').append(k).append('=').append(encode(v)));
+        return read(get(path.toString()), DeadLetterPage.class);
+    }
+
+    /** How many dead letters match the filters. */
+    public long countDeadLetters(Map<String, String> filter) {
+        StringBuilder path = new StringBuilder("/admin/dlq/count?");
+        filter.forEach((k, v) -> path.append(k).append('=').append(encode(v)).append('&'));
+        return read(get(path.toString()), JsonNode.class).path("count").asLong();
+    }
+
+    /**
+     * Replays ({@code discard} false) or discards dead letters: {@code body} names ids, a filter or
+     * all, and may ask for a dry run. Not idempotent, so retried only before sending.
+     */
+    public JsonNode actOnDeadLetters(boolean discard, JsonNode body) {
+        return read(
+                send(new Call(
+                        "POST",
+                        discard ? "/admin/dlq/discard" : "/admin/dlq/replay",
+                        bytes(body),
+                        null,
+                        Safety.ONCE,
+                        Map.of())),
+                JsonNode.class);
+    }
+
+    private static String encode(String value) {
+        return java.net.URLEncoder.encode(value, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     /** Moves these dead letters back to the work queue. Not idempotent, so retried only before sending. */
     public ReplayResult replayDeadLetters(List<String> ids) {
         ObjectNode body = MAPPER.createObjectNode();

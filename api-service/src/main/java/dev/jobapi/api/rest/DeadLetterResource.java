@@ -6,11 +6,8 @@ import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.security.CurrentCaller;
 import dev.jobapi.api.service.ApiMetrics;
 import dev.jobapi.api.service.DeadLetterQueue;
-import dev.jobapi.common.attempt.AttemptRepository;
-import dev.jobapi.common.attempt.AttemptState;
-import dev.jobapi.common.audit.AuditTrail;
-import dev.jobapi.common.job.JobRepository;
-import io.quarkus.narayana.jta.QuarkusTransaction;
+import dev.jobapi.api.service.DeadLetterQueue.Filter;
+import dev.jobapi.api.service.DeadLetterQueue.State;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
@@ -19,20 +16,26 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.UUID;
+import java.util.Locale;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 /**
- * The dead-letter queue for operators (docs/api.md#operators-role-operator, docs/design.md, rule
- * 13): listed without being consumed, replayed confirmed-before-removed, every replay audited.
+ * Dead letters for operators (docs/api.md#operators-role-operator, docs/design.md, rule 13): rows
+ * in PostgreSQL that the dead-letter mover made from the broker's dead-letter queue. Listed,
+ * counted and filtered by SQL; replayed (through the outbox) or discarded by ids or by a filter,
+ * with a dry run; every action audited in the transaction that makes it.
  */
 // Every operation answers these; they are declared once for the class.
 @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
@@ -44,98 +47,234 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 public class DeadLetterResource {
 
     private static final int MAX_PAGE = 500;
+    private static final int MAX_IDS = 10_000;
+    private static final int MAX_FILTER_TEXT = 200;
 
-    /** Body of POST /admin/dlq/replay. */
-    public record ReplayRequest(List<String> ids, Boolean all) {}
+    /** The filter of a bulk action; every field optional, the empty filter is every pending dead letter. */
+    public record FilterRequest(
+            @Schema(description = "The job's owner") String owner,
+            @Schema(description = "The attempt's provider") String provider,
+            @Schema(description = "The broker's reason: rejected, delivery_limit, expired, maxlen") String reason,
+            @Schema(description = "Dead-lettered at or after (ISO-8601 instant)") String since,
+            @Schema(description = "Dead-lettered before (ISO-8601 instant)") String until) {}
 
-    /** One page of the dead-letter queue. */
-    public record DeadLetterPage(List<DeadLetterQueue.DeadLetter> items, long depth, int offset, int limit) {}
+    /** Body of POST /admin/dlq/replay and /admin/dlq/discard: exactly one of ids, filter, all. */
+    public record BulkRequest(
+            @Schema(description = "Dead letters by id") List<String> ids,
+            @Schema(description = "Every pending dead letter this filter matches") FilterRequest filter,
+            @Schema(description = "Every pending dead letter (the empty filter)") Boolean all,
+            @Schema(description = "Count and sample what the action would change; change nothing") Boolean dryRun,
+            @Schema(description = "Why (audited); required by discard") String reason) {}
+
+    /** One page of dead letters: {@code depth} rows match the filter; {@code next} is the cursor of the next page. */
+    public record DeadLetterPage(
+            List<DeadLetterQueue.DeadLetter> items,
+            long depth,
+            int offset,
+            int limit,
+            @Schema(description = "Pass as 'after' for the next page; null on the last") String next) {}
+
+    /** How many dead letters match the filter. */
+    public record DeadLetterCount(long count) {}
 
     private final CurrentCaller currentCaller;
     private final RequestBodies bodies;
     private final DeadLetterQueue deadLetters;
-    private final AuditTrail audit;
-    private final AttemptRepository attempts;
-    private final JobRepository jobs;
     private final ApiMetrics metrics;
 
     DeadLetterResource(
-            CurrentCaller currentCaller,
-            RequestBodies bodies,
-            DeadLetterQueue deadLetters,
-            AuditTrail audit,
-            AttemptRepository attempts,
-            JobRepository jobs,
-            ApiMetrics metrics) {
+            CurrentCaller currentCaller, RequestBodies bodies, DeadLetterQueue deadLetters, ApiMetrics metrics) {
         this.currentCaller = currentCaller;
         this.bodies = bodies;
         this.deadLetters = deadLetters;
-        this.audit = audit;
-        this.attempts = attempts;
-        this.jobs = jobs;
         this.metrics = metrics;
     }
 
-    @Operation(operationId = "listDeadLetters", summary = "Dead-lettered attempt messages, without consuming them")
-    @APIResponse(responseCode = "200", description = "A page of dead letters and the DLQ depth")
-    @APIResponse(responseCode = "400", description = "invalid-request")
+    @Operation(
+            operationId = "listDeadLetters",
+            summary = "Dead letters, oldest first, filtered; keyset-paged with 'after' (the previous page's 'next')")
+    @APIResponse(responseCode = "200", description = "A page of dead letters and how many match")
+    @APIResponse(responseCode = "400", description = "invalid-query")
     @GET
     public DeadLetterPage deadLetters(
-            @QueryParam("offset") String offsetValue, @QueryParam("limit") String limitValue) {
+            @Parameter(description = "The job's owner") @QueryParam("owner") String owner,
+            @Parameter(description = "The attempt's provider") @QueryParam("provider") String provider,
+            @Parameter(description = "The broker's reason (rejected, delivery_limit, ...)") @QueryParam("reason")
+                    String reason,
+            @Parameter(description = "Dead-lettered at or after (ISO-8601 instant)") @QueryParam("since") String since,
+            @Parameter(description = "Dead-lettered before (ISO-8601 instant)") @QueryParam("until") String until,
+            @Parameter(description = "pending (default), replayed, skipped, discarded or all") @QueryParam("state")
+                    String state,
+            @Parameter(description = "The previous page's 'next'") @QueryParam("after") String afterValue,
+            @QueryParam("offset") String offsetValue,
+            @QueryParam("limit") String limitValue) {
+        Filter filter = filterOf(owner, provider, reason, since, until, state, true);
+        long after = QueryValues.whole("after", afterValue, 0, 0, Long.MAX_VALUE);
         int offset = (int) QueryValues.whole("offset", offsetValue, 0, 0, Integer.MAX_VALUE);
         int limit = (int) QueryValues.whole("limit", limitValue, 50, 1, MAX_PAGE);
-        // Depth first: while the listing holds messages unacked the broker does not count them as ready.
-        long depth = deadLetters.depth();
-        return new DeadLetterPage(deadLetters.list(offset, limit), depth, offset, limit);
+        DeadLetterQueue.Page page = deadLetters.page(filter, after, offset, limit);
+        return new DeadLetterPage(page.items(), page.total(), offset, limit, page.next());
+    }
+
+    @Operation(operationId = "countDeadLetters", summary = "How many dead letters match the filter")
+    @APIResponse(responseCode = "200", description = "The count")
+    @APIResponse(responseCode = "400", description = "invalid-query")
+    @GET
+    @Path("count")
+    public DeadLetterCount count(
+            @QueryParam("owner") String owner,
+            @QueryParam("provider") String provider,
+            @QueryParam("reason") String reason,
+            @QueryParam("since") String since,
+            @QueryParam("until") String until,
+            @QueryParam("state") String state) {
+        return new DeadLetterCount(deadLetters.count(filterOf(owner, provider, reason, since, until, state, true)));
     }
 
     @Operation(
             operationId = "replayDeadLetters",
-            summary = "Move dead letters back to the work queue (confirmed before removal); audited")
-    @APIResponse(responseCode = "200", description = "How many were replayed and skipped")
+            summary = "Replay dead letters by ids or by filter (through the outbox, each once); dry run; audited")
+    @APIResponse(responseCode = "200", description = "What was (or, for a dry run, would be) replayed and skipped")
     @APIResponse(responseCode = "400", description = "invalid-request")
     @RequestBody(
             content =
                     @Content(
                             mediaType = "application/json",
-                            schema = @Schema(implementation = ReplayRequest.class),
-                            examples = @ExampleObject(name = "example", value = "{\"all\":true}")))
+                            schema = @Schema(implementation = BulkRequest.class),
+                            examples = {
+                                @ExampleObject(name = "ids", value = "{\"ids\":[\"17\",\"18\"]}"),
+                                @ExampleObject(
+                                        name = "filter, dry run",
+                                        value =
+                                                "{\"filter\":{\"provider\":\"fake-b\",\"since\":\"2026-12-03T14:00:00Z\"},"
+                                                        + "\"dryRun\":true}")
+                            }))
     @POST
     @Path("replay")
     @Consumes(MediaType.APPLICATION_JSON)
-    public DeadLetterQueue.ReplayResult replay(byte[] body) {
-        ReplayRequest request = bodies.bind(bodies.tree(body), ReplayRequest.class);
-        boolean all = Boolean.TRUE.equals(request.all());
-        if (!all && (request.ids() == null || request.ids().isEmpty())) {
-            throw new ProblemException(Problem.INVALID_REQUEST, "Send {\"ids\": [...]} or {\"all\": true}.");
+    public DeadLetterQueue.BulkResult replay(byte[] body) {
+        BulkRequest request = bodies.bind(bodies.tree(body), BulkRequest.class);
+        DeadLetterQueue.Selection selection = selection(request);
+        boolean dryRun = Boolean.TRUE.equals(request.dryRun());
+        String reason = request.reason() == null ? null : bodies.reason("reason", request.reason());
+        DeadLetterQueue.BulkResult result =
+                deadLetters.replay(selection, dryRun, currentCaller.get().subject(), reason);
+        if (!dryRun) {
+            metrics.replayed(result.replayed());
         }
-        if (!all && request.ids().stream().anyMatch(id -> id == null || id.isBlank())) {
-            throw new ProblemException(Problem.INVALID_REQUEST, "Every entry of 'ids' must be a dead letter's id.");
-        }
-        Set<String> ids = all ? Set.of() : Set.copyOf(request.ids());
-        DeadLetterQueue.ReplayResult result = deadLetters.replay(ids, all, this::nothingLeftToDo);
-        String operator = currentCaller.get().subject();
-        QuarkusTransaction.requiringNew()
-                .run(() -> audit.record(
-                        operator,
-                        "dlq.replay",
-                        all ? "all" : "selected ids",
-                        null,
-                        null,
-                        "replayed=" + result.replayedIds() + " skipped(terminal)=" + result.skippedIds()));
-        metrics.replayed(result.replayed());
         return result;
     }
 
-    /**
-     * A dead letter whose attempt failed or was superseded, or whose job is closed, has nothing left
-     * for a worker to do. A succeeded attempt of an open job still has its apply to finish.
-     */
-    private boolean nothingLeftToDo(UUID attemptId) {
-        return QuarkusTransaction.requiringNew().call(() -> attempts.findByIdOptional(attemptId)
-                .map(a -> a.state() == AttemptState.FAILED
-                        || a.state() == AttemptState.SUPERSEDED
-                        || jobs.findById(a.jobId()).state().isTerminal())
-                .orElse(false));
+    @Operation(
+            operationId = "discardDeadLetters",
+            summary = "Discard dead letters by ids or by filter, with a reason; dry run; audited")
+    @APIResponse(responseCode = "200", description = "What was (or, for a dry run, would be) discarded")
+    @APIResponse(responseCode = "400", description = "invalid-request")
+    @RequestBody(
+            content =
+                    @Content(
+                            mediaType = "application/json",
+                            schema = @Schema(implementation = BulkRequest.class),
+                            examples =
+                                    @ExampleObject(
+                                            name = "filter",
+                                            value =
+                                                    "{\"filter\":{\"reason\":\"rejected\"},\"reason\":\"poison, reported\"}")))
+    @POST
+    @Path("discard")
+    @Consumes(MediaType.APPLICATION_JSON)
+    public DeadLetterQueue.BulkResult discard(byte[] body) {
+        BulkRequest request = bodies.bind(bodies.tree(body), BulkRequest.class);
+        DeadLetterQueue.Selection selection = selection(request);
+        boolean dryRun = Boolean.TRUE.equals(request.dryRun());
+        String reason = bodies.reason("reason", request.reason());
+        return deadLetters.discard(selection, dryRun, currentCaller.get().subject(), reason);
+    }
+
+    private static DeadLetterQueue.Selection selection(BulkRequest request) {
+        boolean all = Boolean.TRUE.equals(request.all());
+        boolean ids = request.ids() != null;
+        boolean filter = request.filter() != null;
+        if ((all ? 1 : 0) + (ids ? 1 : 0) + (filter ? 1 : 0) != 1) {
+            throw new ProblemException(
+                    Problem.INVALID_REQUEST, "Send one of {\"ids\": [...]}, {\"filter\": {...}} or {\"all\": true}.");
+        }
+        if (all) {
+            return new DeadLetterQueue.Selection(null, Filter.PENDING);
+        }
+        if (filter) {
+            FilterRequest f = request.filter();
+            return new DeadLetterQueue.Selection(
+                    null, filterOf(f.owner(), f.provider(), f.reason(), f.since(), f.until(), null, false));
+        }
+        if (request.ids().isEmpty() || request.ids().size() > MAX_IDS) {
+            throw new ProblemException(
+                    Problem.INVALID_REQUEST, "'ids' must name from 1 to " + MAX_IDS + " dead letters.");
+        }
+        List<Long> parsed = new ArrayList<>();
+        for (String id : request.ids()) {
+            try {
+                long value = id == null ? -1 : Long.parseLong(id);
+                if (value > 0) {
+                    parsed.add(value);
+                    continue;
+                }
+            } catch (NumberFormatException e) {
+                // Answered below.
+            }
+            throw new ProblemException(Problem.INVALID_REQUEST, "Every entry of 'ids' must be a dead letter's id.");
+        }
+        return new DeadLetterQueue.Selection(parsed, null);
+    }
+
+    /** The filter, or a 400 naming the field and its rule ({@code invalid-query} in a URL, else invalid-request). */
+    private static Filter filterOf(
+            String owner, String provider, String reason, String since, String until, String state, boolean query) {
+        Problem problem = query ? Problem.INVALID_QUERY : Problem.INVALID_REQUEST;
+        Instant from = instant("since", since, problem);
+        Instant to = instant("until", until, problem);
+        if (from != null && to != null && !from.isBefore(to)) {
+            throw new ProblemException(problem, "'since' must be before 'until'.");
+        }
+        State parsed = State.PENDING;
+        if (state != null && !state.isEmpty()) {
+            try {
+                parsed = State.valueOf(state.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new ProblemException(
+                        problem, "'state' must be one of pending, replayed, skipped, discarded, all.");
+            }
+        }
+        return new Filter(
+                text("owner", owner, problem),
+                text("provider", provider, problem),
+                text("reason", reason, problem),
+                from,
+                to,
+                parsed);
+    }
+
+    private static String text(String name, String value, Problem problem) {
+        if (value == null || value.isEmpty()) {
+            return null;
+        }
+        if (value.length() > MAX_FILTER_TEXT || value.chars().anyMatch(Character::isISOControl)) {
+            throw new ProblemException(
+                    problem,
+                    "'" + name + "' must be at most " + MAX_FILTER_TEXT + " characters, none of them control.");
+        }
+        return value;
+    }
+
+    private static Instant instant(String name, String value, Problem problem) {
+        if (value == null || value.isEmpty()) {
+            return null;
+        }
+        try {
+            return OffsetDateTime.parse(value).toInstant();
+        } catch (DateTimeParseException e) {
+            throw new ProblemException(
+                    problem, "'" + name + "' must be an ISO-8601 instant with its offset, e.g. 2026-12-03T14:00:00Z.");
+        }
     }
 }

@@ -79,7 +79,7 @@ public class ApiMetrics {
                 "jobapi.unknown.attempts.open",
                 "Attempts in state unknown, awaiting a reviewer",
                 unknownAttemptsOpen);
-        gauge(registry, "jobapi.dlq.depth", "Messages in the dead-letter queue", dlqDepth);
+        gauge(registry, "jobapi.dlq.depth", "Dead letters stored and not yet replayed or discarded", dlqDepth);
         gauge(
                 registry,
                 "jobapi.outbox.lag.seconds",

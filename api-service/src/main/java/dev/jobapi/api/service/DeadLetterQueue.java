@@ -1,166 +1,542 @@
 package dev.jobapi.api.service;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.rabbitmq.client.AMQP;
-import com.rabbitmq.client.GetResponse;
-import dev.jobapi.common.digest.Sha256;
-import dev.jobapi.common.message.AttemptTopology;
-import dev.jobapi.common.message.BrokerConnection;
-import dev.jobapi.common.message.ConfirmedPublisher;
+import dev.jobapi.api.deadletter.DeadLetters;
+import dev.jobapi.api.outbox.OutboxRelay;
+import dev.jobapi.common.audit.AuditTrail;
+import dev.jobapi.common.tracing.TraceParent;
+import dev.jobapi.common.tracing.Tracing;
+import io.quarkus.narayana.jta.QuarkusTransaction;
 import jakarta.enterprise.context.ApplicationScoped;
-import java.io.IOException;
+import jakarta.persistence.EntityManager;
 import java.nio.charset.StandardCharsets;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Date;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
+import java.util.Locale;
 import java.util.UUID;
-import java.util.function.Predicate;
+import org.hibernate.Session;
 
 /**
- * Reads and replays {@code jobs.attempts.dlq} for operators (docs/design.md, rule 13). Listing
- * takes messages without acking them and closes the channel, which puts them all back. Replay
- * publishes a copy to the work exchange, waits for the broker's confirm, and only then acks
- * (removes) the dead-lettered original: a crash in between leaves a duplicate, never a loss, and a
- * duplicate is harmless to the worker.
+ * The dead letters for operators (docs/design.md, rule 13): rows the api's dead-letter mover made
+ * from what the broker dead-lettered. Listing, counting and filtering are SQL over the table's
+ * indexes, paged by id (keyset); nothing here touches the broker.
+ *
+ * <p>Replay and discard walk their selection (ids, or a filter) in batches of {@link #BATCH} in id
+ * order, each batch one transaction that settles its rows with a conditional update ({@code WHERE
+ * settlement IS NULL}: two concurrent calls never settle a row twice), writes the replays' outbox
+ * rows (the relay publishes them, confirmed) and the audit record. The next batch starts after the
+ * last id, so the cost is linear in the selection. A dry run walks the same batches and changes
+ * nothing.
  */
 @ApplicationScoped
 public class DeadLetterQueue {
 
-    /** How many messages one listing or replay looks at; the DLQ is an alarm, not a store. */
-    public static final int MAX_SCAN = 10_000;
+    /** Rows one transaction of a bulk action settles. */
+    public static final int BATCH = 500;
 
-    /** A dead-lettered message as an operator sees it. */
+    /** Ids and rows a bulk action's answer names; its counts are complete. */
+    public static final int ANSWER_IDS = 100;
+
+    /** Dead letters a dry run shows. */
+    public static final int SAMPLE = 10;
+
+    /** Which rows: their settlement ({@code pending} while nobody acted on them). */
+    public enum State {
+        PENDING,
+        REPLAYED,
+        SKIPPED,
+        DISCARDED,
+        ALL;
+
+        public String wire() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** A filter over the rows; null fields do not filter. {@code since} inclusive, {@code until} exclusive. */
+    public record Filter(String owner, String provider, String reason, Instant since, Instant until, State state) {
+        public static final Filter PENDING = new Filter(null, null, null, null, null, State.PENDING);
+
+        public String describe() {
+            StringBuilder s = new StringBuilder("state=").append(state.wire());
+            append(s, "owner", owner);
+            append(s, "provider", provider);
+            append(s, "reason", reason);
+            append(s, "since", since);
+            append(s, "until", until);
+            return s.toString();
+        }
+
+        private static void append(StringBuilder s, String name, Object value) {
+            if (value != null) {
+                s.append(' ').append(name).append('=').append(value);
+            }
+        }
+    }
+
+    /** A dead letter as an operator sees it. */
     public record DeadLetter(
             String id,
             UUID attemptId,
             UUID jobId,
+            String ownerId,
+            String provider,
             String body,
             String reason,
+            String deathQueue,
             long deathCount,
             Long deliveryCount,
             Instant firstDeathAt,
-            Instant lastDeathAt) {}
+            Instant lastDeathAt,
+            Instant deadLetteredAt,
+            String sourceQueue,
+            String state,
+            Instant settledAt,
+            String settledBy,
+            String settleReason) {}
 
-    /** What a replay did. */
-    public record ReplayResult(int replayed, int skipped, List<String> replayedIds, List<String> skippedIds) {}
+    /** One page, oldest first, and how many rows the filter matches. */
+    public record Page(List<DeadLetter> items, long total, String next) {}
 
-    private final BrokerConnection broker;
-    private final ObjectMapper mapper;
-    private final ConfirmedPublisher publisher;
+    /**
+     * What a bulk action did (or, for a dry run, would do). Replayed and skipped belong to a replay
+     * (skipped: the attempt has nothing left to do, settled without a publish), discarded to a
+     * discard; notReplayable counts messages that name no existing attempt, which a replay leaves
+     * pending. The id lists and the sample are bounded; the counts are not.
+     */
+    public record BulkResult(
+            boolean dryRun,
+            int replayed,
+            int skipped,
+            int discarded,
+            int notReplayable,
+            List<String> replayedIds,
+            List<String> skippedIds,
+            List<String> discardedIds,
+            List<DeadLetter> sample) {}
 
-    DeadLetterQueue(BrokerConnection broker, ObjectMapper mapper, ConfirmedPublisher publisher) {
-        this.publisher = publisher;
-        this.broker = broker;
-        this.mapper = mapper;
+    /** Rows to act on: these ids, or every pending row the filter matches. */
+    public record Selection(List<Long> ids, Filter filter) {
+        String describe() {
+            return ids != null ? "ids=" + ids : filter.describe();
+        }
     }
 
-    /** One page of the DLQ, oldest first as the broker holds them; nothing is consumed. */
-    public List<DeadLetter> list(int offset, int limit) {
-        return broker.withChannel(channel -> {
-            List<DeadLetter> page = new ArrayList<>();
-            int seen = 0;
-            GetResponse response;
-            while (page.size() < limit
-                    && seen < MAX_SCAN
-                    && (response = channel.basicGet(AttemptTopology.DEAD_LETTER_QUEUE, false)) != null) {
-                if (seen++ >= offset) {
-                    page.add(describe(response));
-                }
-            }
-            // Closing the channel returns every unacked message to the DLQ.
-            return page;
-        });
+    private static final String COLUMNS = "d.id, d.attempt_id, d.job_id, d.owner_id, d.provider, d.body, d.reason,"
+            + " d.death_queue, d.death_count, d.delivery_count, d.first_death_at, d.last_death_at, d.dead_lettered_at,"
+            + " d.source_queue, d.settlement, d.settled_at, d.settled_by, d.settle_reason";
+
+    private final EntityManager em;
+    private final AuditTrail audit;
+    private final OutboxRelay relay;
+    private final Tracing tracing;
+    private final Clock clock;
+
+    DeadLetterQueue(EntityManager em, AuditTrail audit, OutboxRelay relay, Tracing tracing, Clock clock) {
+        this.em = em;
+        this.audit = audit;
+        this.relay = relay;
+        this.tracing = tracing;
+        this.clock = clock;
+    }
+
+    /** Rows the filter matches with an id above {@code after}, oldest first, skipping {@code offset}. */
+    public Page page(Filter filter, long after, int offset, int limit) {
+        return QuarkusTransaction.requiringNew()
+                .call(() -> work(connection -> {
+                    Where where = where(filter, "d");
+                    List<DeadLetter> items = new ArrayList<>();
+                    try (PreparedStatement select =
+                            connection.prepareStatement("SELECT " + COLUMNS + " FROM dead_letter d WHERE " + where.sql
+                                    + " AND d.id > ? ORDER BY d.id LIMIT ? OFFSET ?")) {
+                        int i = where.bind(select, 1);
+                        select.setLong(i++, after);
+                        select.setInt(i++, limit + 1);
+                        select.setInt(i, offset);
+                        try (ResultSet rows = select.executeQuery()) {
+                            while (rows.next()) {
+                                items.add(deadLetter(rows));
+                            }
+                        }
+                    }
+                    String next = null;
+                    if (items.size() > limit) {
+                        items.remove(limit);
+                        next = items.get(limit - 1).id();
+                    }
+                    return new Page(items, count(connection, filter), next);
+                }));
+    }
+
+    /** How many rows the filter matches. */
+    public long count(Filter filter) {
+        return QuarkusTransaction.requiringNew().call(() -> work(connection -> count(connection, filter)));
+    }
+
+    /** Dead letters not yet replayed, skipped or discarded (the metric and the alert). */
+    public long depth() {
+        return count(Filter.PENDING);
     }
 
     /**
-     * Replays the selected messages ({@code ids}, or every one when {@code all}). A message whose
-     * attempt has nothing left to do is skipped and removed: its work is done, and the caller audits it.
+     * Replays the selection: each pending row whose attempt still has work left is settled {@code
+     * replayed} and announced again through the outbox; one whose attempt has nothing left to do is
+     * settled {@code skipped}; one that names no attempt stays pending. Each batch and its audit
+     * record commit together.
      */
-    public ReplayResult replay(Set<String> ids, boolean all, Predicate<UUID> nothingLeftToDo) {
-        return broker.withChannel(channel -> {
-            List<String> replayed = new ArrayList<>();
-            List<String> skipped = new ArrayList<>();
-            int seen = 0;
-            GetResponse response;
-            while (seen++ < MAX_SCAN
-                    && (response = channel.basicGet(AttemptTopology.DEAD_LETTER_QUEUE, false)) != null) {
-                DeadLetter letter = describe(response);
-                if (!all && !ids.contains(letter.id())) {
-                    continue; // left unacked: back to the DLQ when the channel closes
-                }
-                long tag = response.getEnvelope().getDeliveryTag();
-                if (letter.attemptId() != null && nothingLeftToDo.test(letter.attemptId())) {
-                    channel.basicAck(tag, false);
-                    skipped.add(letter.id());
-                    continue;
-                }
-                republish(response);
-                channel.basicAck(tag, false);
-                replayed.add(letter.id());
+    public BulkResult replay(Selection selection, boolean dryRun, String operator, String reason) {
+        return walk(selection, dryRun, operator, reason, true);
+    }
+
+    /** Discards the selection's pending rows, with the operator's reason; audited like a replay. */
+    public BulkResult discard(Selection selection, boolean dryRun, String operator, String reason) {
+        return walk(selection, dryRun, operator, reason, false);
+    }
+
+    private record Candidate(long id, UUID attemptId, UUID jobId, Boolean nothingLeftToDo) {}
+
+    private BulkResult walk(Selection selection, boolean dryRun, String operator, String reason, boolean replay) {
+        Tally tally = new Tally(dryRun);
+        long after = 0;
+        TraceParent trace = tracing.current();
+        while (true) {
+            long from = after;
+            Long last = QuarkusTransaction.requiringNew()
+                    .call(() -> work(connection -> {
+                        List<Candidate> batch = batch(connection, selection, from);
+                        if (batch.isEmpty()) {
+                            return null;
+                        }
+                        if (dryRun) {
+                            preview(connection, batch, tally, replay);
+                        } else if (replay) {
+                            settleReplay(connection, batch, tally, operator, reason, trace, selection);
+                        } else {
+                            settleDiscard(connection, batch, tally, operator, reason, selection);
+                        }
+                        return batch.get(batch.size() - 1).id();
+                    }));
+            if (last == null) {
+                break;
             }
-            return new ReplayResult(replayed.size(), skipped.size(), replayed, skipped);
-        });
-    }
-
-    /** Messages now in the DLQ (the broker's count of ready messages). */
-    public long depth() {
-        return broker.withChannel(channel -> (long)
-                channel.queueDeclarePassive(AttemptTopology.DEAD_LETTER_QUEUE).getMessageCount());
-    }
-
-    /** A confirmed, mandatory copy to the work queue; the original is acked only after it. */
-    private void republish(GetResponse response) {
-        AMQP.BasicProperties original = response.getProps();
-        Map<String, Object> headers = new HashMap<>();
-        if (original.getHeaders() != null) {
-            headers.putAll(original.getHeaders());
+            after = last;
         }
-        headers.put("x-replayed-at", new Date());
-        publisher.copyToWorkQueue(original.builder().headers(headers).build(), response.getBody());
+        if (!dryRun && tally.replayed > 0) {
+            relay.wake();
+        }
+        return tally.result();
     }
 
-    private DeadLetter describe(GetResponse response) {
-        String body = new String(response.getBody(), StandardCharsets.UTF_8);
-        UUID attemptId = null;
-        UUID jobId = null;
-        try {
-            JsonNode json = mapper.readTree(body);
-            attemptId = uuid(json.path("attemptId").asText(null));
-            jobId = uuid(json.path("jobId").asText(null));
-        } catch (IOException | IllegalArgumentException e) {
-            // Not an attempt message at all: shown as it is.
+    private List<Candidate> batch(Connection connection, Selection selection, long after) throws SQLException {
+        Where where = selection.ids() != null
+                ? new Where("d.settlement IS NULL AND d.id = ANY(?)", List.of(selection.ids()))
+                : where(selection.filter(), "d");
+        List<Candidate> batch = new ArrayList<>();
+        try (PreparedStatement select =
+                connection.prepareStatement("SELECT d.id, a.id, a.job_id, a.state, j.state FROM dead_letter d"
+                        + " LEFT JOIN attempt a ON a.id = d.attempt_id LEFT JOIN job j ON j.id = a.job_id"
+                        + " WHERE " + where.sql + " AND d.id > ? ORDER BY d.id LIMIT ?")) {
+            int i = where.bind(select, 1);
+            select.setLong(i++, after);
+            select.setInt(i, BATCH);
+            try (ResultSet rows = select.executeQuery()) {
+                while (rows.next()) {
+                    UUID attemptId = rows.getObject(2, UUID.class);
+                    batch.add(new Candidate(
+                            rows.getLong(1),
+                            attemptId,
+                            rows.getObject(3, UUID.class),
+                            attemptId == null
+                                    ? null
+                                    : DeadLetters.nothingLeftToDo(rows.getString(4), rows.getString(5))));
+                }
+            }
         }
-        Map<String, Object> headers = response.getProps().getHeaders() == null
-                ? Map.of()
-                : response.getProps().getHeaders();
-        String reason = null;
-        long deathCount = 0;
-        Instant first = null;
-        Instant last = null;
-        if (headers.get("x-death") instanceof List<?> deaths) {
-            for (Object death : deaths) {
-                if (death instanceof Map<?, ?> entry) {
-                    deathCount += entry.get("count") instanceof Number n ? n.longValue() : 0;
-                    Instant at = entry.get("time") instanceof Date d ? d.toInstant() : null;
-                    if (reason == null) {
-                        reason = String.valueOf(entry.get("reason")); // newest death first
-                        last = at;
+        return batch;
+    }
+
+    private void preview(Connection connection, List<Candidate> batch, Tally tally, boolean replay)
+            throws SQLException {
+        List<Long> affected = new ArrayList<>();
+        for (Candidate c : batch) {
+            if (!replay) {
+                tally.discarded(c.id());
+                affected.add(c.id());
+            } else if (c.nothingLeftToDo() == null) {
+                tally.notReplayable++;
+            } else {
+                affected.add(c.id());
+                if (c.nothingLeftToDo()) {
+                    tally.skipped(c.id());
+                } else {
+                    tally.replayed(c.id());
+                }
+            }
+        }
+        int room = SAMPLE - tally.sample.size();
+        if (room > 0 && !affected.isEmpty()) {
+            try (PreparedStatement select = connection.prepareStatement(
+                    "SELECT " + COLUMNS + " FROM dead_letter d WHERE d.id = ANY(?) ORDER BY d.id LIMIT ?")) {
+                select.setArray(1, connection.createArrayOf("bigint", affected.toArray()));
+                select.setInt(2, room);
+                try (ResultSet rows = select.executeQuery()) {
+                    while (rows.next()) {
+                        tally.sample.add(deadLetter(rows));
                     }
-                    first = at;
                 }
             }
         }
-        Long deliveryCount = headers.get("x-delivery-count") instanceof Number n ? n.longValue() : null;
-        String id = Sha256.hex(body + "|" + first).substring(0, 16);
-        return new DeadLetter(id, attemptId, jobId, body, reason, deathCount, deliveryCount, first, last);
     }
 
-    private static UUID uuid(String text) {
-        return text == null ? null : UUID.fromString(text);
+    private void settleReplay(
+            Connection connection,
+            List<Candidate> batch,
+            Tally tally,
+            String operator,
+            String reason,
+            TraceParent trace,
+            Selection selection)
+            throws SQLException {
+        List<Long> replay = new ArrayList<>();
+        List<Long> skip = new ArrayList<>();
+        for (Candidate c : batch) {
+            if (c.nothingLeftToDo() == null) {
+                tally.notReplayable++;
+            } else if (c.nothingLeftToDo()) {
+                skip.add(c.id());
+            } else {
+                replay.add(c.id());
+            }
+        }
+        List<Long> replayed = settle(connection, replay, "replayed", operator, reason);
+        List<Long> skipped = settle(connection, skip, "skipped", operator, reason);
+        if (!replayed.isEmpty()) {
+            // The relay publishes these after the commit, confirmed; the row that was replayed and the
+            // message that replays it commit together or not at all.
+            try (PreparedStatement insert = connection.prepareStatement(
+                    "INSERT INTO outbox (attempt_id, job_id, created_at, traceparent, tracestate)"
+                            + " SELECT a.id, a.job_id, ?, ?, ? FROM dead_letter d JOIN attempt a ON a.id = d.attempt_id"
+                            + " WHERE d.id = ANY(?) ORDER BY d.id")) {
+                insert.setTimestamp(1, Timestamp.from(clock.instant()));
+                insert.setString(2, trace.traceparent());
+                insert.setString(3, trace.tracestate());
+                insert.setArray(4, connection.createArrayOf("bigint", replayed.toArray()));
+                insert.executeUpdate();
+            }
+        }
+        replayed.forEach(tally::replayed);
+        skipped.forEach(tally::skipped);
+        if (!replayed.isEmpty() || !skipped.isEmpty()) {
+            Candidate only = batch.size() == 1 ? batch.get(0) : null;
+            audit.record(
+                    operator,
+                    "dlq.replay",
+                    reason == null ? selection.describe() : reason,
+                    only == null ? null : only.jobId(),
+                    only == null ? null : only.attemptId(),
+                    "selection: " + selection.describe() + "; replayed=" + replayed + " skipped(nothing left to do)="
+                            + skipped);
+        }
+    }
+
+    private void settleDiscard(
+            Connection connection,
+            List<Candidate> batch,
+            Tally tally,
+            String operator,
+            String reason,
+            Selection selection)
+            throws SQLException {
+        List<Long> ids = batch.stream().map(Candidate::id).toList();
+        List<Long> discarded = settle(connection, ids, "discarded", operator, reason);
+        discarded.forEach(tally::discarded);
+        if (!discarded.isEmpty()) {
+            Candidate only = batch.size() == 1 ? batch.get(0) : null;
+            audit.record(
+                    operator,
+                    "dlq.discard",
+                    reason,
+                    only == null ? null : only.jobId(),
+                    only == null ? null : only.attemptId(),
+                    "selection: " + selection.describe() + "; discarded=" + discarded);
+        }
+    }
+
+    /**
+     * Settles the rows still pending and returns which: a row another call settled first (it waited
+     * for that call's commit, then found the row no longer pending) is not returned.
+     */
+    private List<Long> settle(Connection connection, List<Long> ids, String settlement, String operator, String reason)
+            throws SQLException {
+        List<Long> settled = new ArrayList<>();
+        if (ids.isEmpty()) {
+            return settled;
+        }
+        try (PreparedStatement update = connection.prepareStatement(
+                "UPDATE dead_letter SET settlement = ?, settled_at = ?, settled_by = ?, settle_reason = ?"
+                        + " WHERE id = ANY(?) AND settlement IS NULL RETURNING id")) {
+            update.setString(1, settlement);
+            update.setTimestamp(2, Timestamp.from(clock.instant()));
+            update.setString(3, operator);
+            update.setString(4, reason);
+            update.setArray(5, connection.createArrayOf("bigint", ids.toArray()));
+            try (ResultSet rows = update.executeQuery()) {
+                while (rows.next()) {
+                    settled.add(rows.getLong(1));
+                }
+            }
+        }
+        settled.sort(null);
+        return settled;
+    }
+
+    private final class Tally {
+        final boolean dryRun;
+        int replayed;
+        int skipped;
+        int discarded;
+        int notReplayable;
+        final List<String> replayedIds = new ArrayList<>();
+        final List<String> skippedIds = new ArrayList<>();
+        final List<String> discardedIds = new ArrayList<>();
+        final List<DeadLetter> sample = new ArrayList<>();
+
+        Tally(boolean dryRun) {
+            this.dryRun = dryRun;
+        }
+
+        void replayed(long id) {
+            replayed++;
+            bounded(replayedIds, id);
+        }
+
+        void skipped(long id) {
+            skipped++;
+            bounded(skippedIds, id);
+        }
+
+        void discarded(long id) {
+            discarded++;
+            bounded(discardedIds, id);
+        }
+
+        private void bounded(List<String> ids, long id) {
+            if (ids.size() < ANSWER_IDS) {
+                ids.add(Long.toString(id));
+            }
+        }
+
+        BulkResult result() {
+            return new BulkResult(
+                    dryRun, replayed, skipped, discarded, notReplayable, replayedIds, skippedIds, discardedIds, sample);
+        }
+    }
+
+    private long count(Connection connection, Filter filter) throws SQLException {
+        Where where = where(filter, "d");
+        try (PreparedStatement select =
+                connection.prepareStatement("SELECT count(*) FROM dead_letter d WHERE " + where.sql)) {
+            where.bind(select, 1);
+            try (ResultSet rows = select.executeQuery()) {
+                rows.next();
+                return rows.getLong(1);
+            }
+        }
+    }
+
+    /** A WHERE clause and its parameters, in order. */
+    private record Where(String sql, List<Object> parameters) {
+        int bind(PreparedStatement statement, int first) throws SQLException {
+            int i = first;
+            for (Object p : parameters) {
+                if (p instanceof List<?> ids) {
+                    Array array = statement.getConnection().createArrayOf("bigint", ids.toArray());
+                    statement.setArray(i++, array);
+                } else if (p instanceof Instant at) {
+                    statement.setTimestamp(i++, Timestamp.from(at));
+                } else {
+                    statement.setObject(i++, p);
+                }
+            }
+            return i;
+        }
+    }
+
+    private static Where where(Filter filter, String d) {
+        List<String> clauses = new ArrayList<>();
+        List<Object> parameters = new ArrayList<>();
+        switch (filter.state()) {
+            case PENDING -> clauses.add(d + ".settlement IS NULL");
+            case ALL -> clauses.add("true");
+            default -> {
+                clauses.add(d + ".settlement = ?");
+                parameters.add(filter.state().wire());
+            }
+        }
+        if (filter.owner() != null) {
+            clauses.add(d + ".owner_id = ?");
+            parameters.add(filter.owner());
+        }
+        if (filter.provider() != null) {
+            clauses.add(d + ".provider = ?");
+            parameters.add(filter.provider());
+        }
+        if (filter.reason() != null) {
+            clauses.add(d + ".reason = ?");
+            parameters.add(filter.reason());
+        }
+        if (filter.since() != null) {
+            clauses.add(d + ".dead_lettered_at >= ?");
+            parameters.add(filter.since());
+        }
+        if (filter.until() != null) {
+            clauses.add(d + ".dead_lettered_at < ?");
+            parameters.add(filter.until());
+        }
+        return new Where(String.join(" AND ", clauses), parameters);
+    }
+
+    private static DeadLetter deadLetter(ResultSet rows) throws SQLException {
+        String settlement = rows.getString(15);
+        return new DeadLetter(
+                Long.toString(rows.getLong(1)),
+                rows.getObject(2, UUID.class),
+                rows.getObject(3, UUID.class),
+                rows.getString(4),
+                rows.getString(5),
+                new String(rows.getBytes(6), StandardCharsets.UTF_8),
+                rows.getString(7),
+                rows.getString(8),
+                rows.getLong(9),
+                (Long) rows.getObject(10, Long.class),
+                instant(rows.getTimestamp(11)),
+                instant(rows.getTimestamp(12)),
+                instant(rows.getTimestamp(13)),
+                rows.getString(14),
+                settlement == null ? "pending" : settlement,
+                instant(rows.getTimestamp(16)),
+                rows.getString(17),
+                rows.getString(18));
+    }
+
+    private static Instant instant(Timestamp timestamp) {
+        return timestamp == null ? null : timestamp.toInstant();
+    }
+
+    @FunctionalInterface
+    private interface Work<T> {
+        T run(Connection connection) throws SQLException;
+    }
+
+    /** Plain JDBC on the transaction's connection: arrays and RETURNING without the query machinery. */
+    private <T> T work(Work<T> work) {
+        return em.unwrap(Session.class).doReturningWork(work::run);
     }
 }

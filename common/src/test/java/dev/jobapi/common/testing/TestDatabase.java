@@ -28,7 +28,9 @@ public final class TestDatabase {
                         "usage_record",
                         "generation",
                         "provider_callback",
-                        "provider_acceptance"
+                        "provider_acceptance",
+                        "dead_letter",
+                        "dead_letter_return"
                     }) {
                         em.createNativeQuery("DELETE FROM " + table).executeUpdate();
                     }
