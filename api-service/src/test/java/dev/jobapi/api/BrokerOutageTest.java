@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.rabbitmq.client.Connection;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.testing.PrivateRabbitMq;
 import dev.jobapi.common.testing.PrivateRabbitMqResource;
@@ -35,6 +36,7 @@ class BrokerOutageTest extends ApiTestSupport {
         assumeTrue(PrivateRabbitMq.available(), "a private RabbitMQ node needs Debian's rabbitmq-server and root");
         PrivateRabbitMq node = PrivateRabbitMqResource.node();
         management().get("/q/health/group/broker").then().statusCode(200);
+        assertThat(sharedConnections(node)).isEqualTo(1);
 
         node.stopApp();
         try {
@@ -54,5 +56,25 @@ class BrokerOutageTest extends ApiTestSupport {
                 .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL") == 1);
         assertThat(TestBroker.depth(broker, AttemptTopology.QUEUE)).isEqualTo(1);
         management().get("/q/health/group/broker").then().statusCode(200);
+        // Replaced, not recovered beside its replacement: one per process, as before the outage.
+        assertThat(sharedConnections(node)).isEqualTo(1);
+    }
+
+    @Test
+    void everyConnectionNegotiatesAShortHeartbeatThroughTheAddressList() throws Exception {
+        assumeTrue(PrivateRabbitMq.available(), "a private RabbitMQ node needs Debian's rabbitmq-server and root");
+        // The first address refuses (PrivateRabbitMqResource): reaching the node at all takes the list.
+        try (Connection connection = broker.newConsumerConnection("heartbeat-probe")) {
+            // A node frozen without closing its sockets is noticed in two heartbeats, not RabbitMQ's 60 s.
+            assertThat(connection.getHeartbeat()).isEqualTo(5);
+        }
+    }
+
+    /** The node's connections named as the api's shared connection. */
+    private static long sharedConnections(PrivateRabbitMq node) {
+        return node.ctl(30, "list_connections", "client_properties")
+                .lines()
+                .filter(line -> line.contains("jobapi-broker-connection"))
+                .count();
     }
 }

@@ -1,7 +1,7 @@
 package dev.jobapi.api;
 
 import static io.restassured.RestAssured.given;
-import static org.hamcrest.Matchers.containsString;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.not;
@@ -36,7 +36,8 @@ class HealthTest extends ApiTestSupport {
                 .then()
                 .statusCode(200)
                 .body("checks.name", hasItem("rabbitmq-attempt-queue"));
-        management().get("/q/metrics").then().body(containsString("jobapi_broker_connected 1.0"));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> management().get("/q/metrics").asString().contains("jobapi_broker_connected 1.0"));
     }
 
     @Inject
