@@ -3,8 +3,6 @@ package dev.jobapi.api.deadletter;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
-import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
 import com.rabbitmq.client.GetResponse;
 import com.rabbitmq.client.ShutdownSignalException;
@@ -12,6 +10,7 @@ import dev.jobapi.common.health.BackgroundLoops;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.message.BrokerConnection;
 import dev.jobapi.common.message.ConfirmedPublisher;
+import dev.jobapi.common.message.Subscription;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
@@ -69,9 +68,7 @@ public class DeadLetterMover {
     private final BackgroundLoops loops;
     private final ObjectMapper mapper;
 
-    private Connection connection;
-    private Channel channel;
-    private volatile String consumerTag;
+    private volatile Subscription subscription;
     private volatile boolean stopping;
     private volatile boolean legacyMoved;
 
@@ -113,7 +110,7 @@ public class DeadLetterMover {
 
     /** Subscribes when not subscribed; first moves what the legacy queue still holds. */
     public synchronized void subscribeIfNeeded() {
-        if (stopping || consumerTag != null && channel != null && channel.isOpen()) {
+        if (stopping || subscribed()) {
             return;
         }
         closeQuietly();
@@ -122,20 +119,18 @@ public class DeadLetterMover {
             if (!legacyMoved) {
                 moveLegacyDeadLetters();
             }
-            connection = broker.newConsumerConnection("jobapi-dead-letter-mover");
-            channel = connection.createChannel();
-            channel.basicQos(PREFETCH);
-            consumerTag = channel.basicConsume(AttemptTopology.DEAD_LETTER_QUEUE, false, new Deliveries(channel));
+            subscription = Subscription.open(
+                    broker, "jobapi-dead-letter-mover", AttemptTopology.DEAD_LETTER_QUEUE, PREFETCH, this::received);
             LOG.infof("Moving dead letters from %s into the database", AttemptTopology.DEAD_LETTER_QUEUE);
         } catch (IOException | RuntimeException e) {
-            consumerTag = null;
             LOG.warnf("Could not subscribe to %s, retrying: %s", AttemptTopology.DEAD_LETTER_QUEUE, e.toString());
         }
     }
 
     /** Whether the broker is delivering dead letters to this mover now. */
     public boolean subscribed() {
-        return consumerTag != null && channel != null && channel.isOpen();
+        Subscription current = subscription;
+        return current != null && current.live();
     }
 
     /**
@@ -242,52 +237,27 @@ public class DeadLetterMover {
     }
 
     private void closeQuietly() {
-        try {
-            if (connection != null && connection.isOpen()) {
-                connection.close(5_000);
-            }
-        } catch (IOException | RuntimeException e) {
-            LOG.debugf("Closing the mover's connection failed: %s", e);
+        Subscription current = subscription;
+        subscription = null;
+        if (current != null) {
+            current.close();
         }
-        connection = null;
-        channel = null;
-        consumerTag = null;
     }
 
-    /** The broker's deliveries, stored one after another on the connection's delivery thread. */
-    private final class Deliveries extends DefaultConsumer {
-
-        Deliveries(Channel channel) {
-            super(channel);
+    /**
+     * A dead letter, stored then acknowledged on the connection's delivery thread, one after another.
+     * A closed channel has returned it already; its row, if made, is found again by its key.
+     */
+    private void received(Channel channel, Envelope envelope, AMQP.BasicProperties properties, byte[] body)
+            throws IOException {
+        boolean settled = settle(AttemptTopology.DEAD_LETTER_QUEUE, properties, body);
+        if (!channel.isOpen()) {
+            return;
         }
-
-        @Override
-        public void handleDelivery(String tag, Envelope envelope, AMQP.BasicProperties properties, byte[] body)
-                throws IOException {
-            boolean settled = settle(AttemptTopology.DEAD_LETTER_QUEUE, properties, body);
-            Channel ch = getChannel();
-            if (!ch.isOpen()) {
-                return; // the broker returns it; the row, if made, is found again by its key
-            }
-            if (settled) {
-                ch.basicAck(envelope.getDeliveryTag(), false);
-            } else {
-                ch.basicNack(envelope.getDeliveryTag(), false, true);
-            }
-        }
-
-        @Override
-        public void handleCancel(String tag) {
-            LOG.warnf("RabbitMQ cancelled the consumer of %s (queue deleted?)", AttemptTopology.DEAD_LETTER_QUEUE);
-            consumerTag = null;
-        }
-
-        @Override
-        public void handleShutdownSignal(String tag, ShutdownSignalException signal) {
-            if (!stopping) {
-                LOG.warnf("Dead-letter mover's connection closed, subscribing again: %s", signal.getMessage());
-            }
-            consumerTag = null;
+        if (settled) {
+            channel.basicAck(envelope.getDeliveryTag(), false);
+        } else {
+            channel.basicNack(envelope.getDeliveryTag(), false, true);
         }
     }
 }

@@ -3,15 +3,13 @@ package dev.jobapi.worker.consumer;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
-import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
-import com.rabbitmq.client.ShutdownSignalException;
 import dev.jobapi.common.health.BackgroundLoops;
 import dev.jobapi.common.message.AttemptMessage;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.message.BrokerConnection;
 import dev.jobapi.common.message.ConfirmedPublisher;
+import dev.jobapi.common.message.Subscription;
 import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.common.tracing.Tracing;
 import dev.jobapi.worker.config.WorkerConfig;
@@ -154,24 +152,27 @@ public class AttemptConsumer {
         if (workers == null || workers.isShutdown()) {
             workers = newWorkerPool(config.concurrency());
         }
-        Connection connection = null;
         try {
             broker.declareTopology();
-            connection = broker.newConsumerConnection("jobapi-attempt-consumer");
-            Channel channel = connection.createChannel();
-            channel.basicQos(config.prefetch());
-            Subscription fresh = new Subscription(connection, channel);
-            fresh.tag = channel.basicConsume(AttemptTopology.QUEUE, false, new Deliveries(fresh));
-            subscription = fresh;
+            subscription = Subscription.open(
+                    broker, "jobapi-attempt-consumer", AttemptTopology.QUEUE, config.prefetch(), this::received);
             quietSince = System.nanoTime();
             LOG.infof(
                     "Consuming %s (prefetch %d, %d at once)",
                     AttemptTopology.QUEUE, config.prefetch(), config.concurrency());
         } catch (IOException | RuntimeException e) {
-            if (connection != null) {
-                connection.abort(5_000);
-            }
             LOG.warnf("Could not subscribe to %s, retrying: %s", AttemptTopology.QUEUE, e.toString());
+        }
+    }
+
+    /** A delivery from the broker, handed to the worker pool (or straight back while draining). */
+    private void received(Channel channel, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
+        quietSince = System.nanoTime();
+        Delivery delivery = new Delivery(channel, envelope, properties, body);
+        if (draining) {
+            delivery.handBack(); // arrived between the cancel and its confirmation
+        } else {
+            workers.execute(delivery);
         }
     }
 
@@ -241,13 +242,8 @@ public class AttemptConsumer {
 
     private void cancelConsumer() {
         Subscription current = subscription;
-        if (current != null && current.live()) {
-            try {
-                current.channel.basicCancel(current.tag); // waits for cancel-ok: no delivery comes after it
-            } catch (IOException | RuntimeException e) {
-                LOG.debugf("Cancelling the consumer failed (its channel is going anyway): %s", e);
-            }
-            current.ended = true;
+        if (current != null) {
+            current.cancel();
         }
     }
 
@@ -259,39 +255,6 @@ public class AttemptConsumer {
         }
     }
 
-    /**
-     * One subscription: its connection, channel and consumer tag, and whether the broker ended it.
-     * Each has its own state, so a late signal from a subscription already replaced never touches
-     * the one that replaced it.
-     */
-    private static final class Subscription {
-        final Connection connection;
-        final Channel channel;
-        volatile String tag;
-        volatile boolean ended;
-
-        Subscription(Connection connection, Channel channel) {
-            this.connection = connection;
-            this.channel = channel;
-        }
-
-        boolean live() {
-            return !ended && tag != null && channel.isOpen();
-        }
-
-        void close() {
-            ended = true;
-            try {
-                if (connection.isOpen()) {
-                    connection.close(5_000);
-                }
-            } catch (IOException | RuntimeException e) {
-                LOG.debugf("Closing the consumer connection failed: %s", e);
-                connection.abort(1_000);
-            }
-        }
-    }
-
     private static ThreadPoolExecutor newWorkerPool(int concurrency) {
         AtomicInteger n = new AtomicInteger();
         return new ThreadPoolExecutor(
@@ -300,43 +263,6 @@ public class AttemptConsumer {
                     t.setDaemon(true);
                     return t;
                 });
-    }
-
-    /** The broker's deliveries on one channel, handed to the worker pool. */
-    private final class Deliveries extends DefaultConsumer {
-
-        private final Subscription owner;
-
-        Deliveries(Subscription owner) {
-            super(owner.channel);
-            this.owner = owner;
-        }
-
-        @Override
-        public void handleDelivery(String tag, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
-            quietSince = System.nanoTime();
-            Delivery delivery = new Delivery(getChannel(), envelope, properties, body);
-            if (draining) {
-                delivery.handBack(); // arrived between the cancel and its confirmation
-            } else {
-                workers.execute(delivery);
-            }
-        }
-
-        @Override
-        public void handleCancel(String tag) {
-            // The broker ended the subscription: its queue was deleted. The loop subscribes again.
-            LOG.warnf("RabbitMQ cancelled the consumer of %s (queue deleted?)", AttemptTopology.QUEUE);
-            owner.ended = true;
-        }
-
-        @Override
-        public void handleShutdownSignal(String tag, ShutdownSignalException signal) {
-            if (!draining && !owner.ended) {
-                LOG.warnf("Consumer connection closed, subscribing again: %s", signal.getMessage());
-            }
-            owner.ended = true;
-        }
     }
 
     /** One received message, worked on a pool thread (or handed back at shutdown). */
