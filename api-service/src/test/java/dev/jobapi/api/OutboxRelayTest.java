@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.rabbitmq.client.GetResponse;
+import dev.jobapi.api.mapping.JobSummary.InputPreview;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.service.JobIntake;
 import dev.jobapi.common.message.AttemptTopology;
@@ -96,7 +97,14 @@ class OutboxRelayTest extends ApiTestSupport {
         Caller alice = new Caller("alice", Set.of("user"));
         try {
             QuarkusTransaction.requiringNew().run(() -> {
-                intake.submit(alice, "k-rolled-back", "{}", "fake-a", List.of(), "sha256:x");
+                intake.submit(
+                        alice,
+                        "k-rolled-back",
+                        "{}",
+                        new InputPreview(null, null, null),
+                        "fake-a",
+                        List.of(),
+                        "sha256:x");
                 throw new IllegalStateException("the request failed after intake");
             });
         } catch (IllegalStateException expected) {

@@ -42,6 +42,8 @@ public enum ProblemCode {
     URI_TOO_LONG("uri-too-long"),
     HEADERS_TOO_LARGE("headers-too-large"),
     INTERNAL("internal"),
+    /** The server is at capacity (database connections, bodies in flight): retry after Retry-After. */
+    SERVER_BUSY("server-busy"),
     UNRECOGNIZED("");
 
     private final String wire;

@@ -15,6 +15,8 @@ public interface JobApiConfig {
 
     Outbox outbox();
 
+    Queries queries();
+
     Providers providers();
 
     Retention retention();
@@ -41,6 +43,22 @@ public interface JobApiConfig {
              * Absent or empty: the provider has no callback endpoint.
              */
             Optional<String> secret();
+
+            /**
+             * A callback body of this provider, answered 413 past it. The body is read before its
+             * HMAC can be checked, so it is the one body taken from a caller not yet known: a
+             * callback carries one patch and its usage, and 256 KiB is far above any real one while
+             * a quarter of what a bearer-token caller may send.
+             */
+            @WithDefault("262144")
+            int maxBodyBytes();
+
+            /**
+             * Callback bodies of this provider being read at once, across all addresses; past it,
+             * 429 at once. A provider calls back for attempts it lost track of, a few at a time.
+             */
+            @WithDefault("8")
+            int maxInFlight();
         }
 
         /**
@@ -94,6 +112,23 @@ public interface JobApiConfig {
         int maxUploadsPerClient();
 
         /**
+         * Bytes of request bodies being read at once across all clients (a body counts its declared
+         * length, or its limit when chunked); past it, 503 {@code server-busy} with Retry-After. 64
+         * MiB bounds the heap that uploads can hold, whatever the number of addresses they come from.
+         */
+        @WithDefault("67108864")
+        long maxBodyBytesInFlight();
+
+        /**
+         * Proxies (addresses or CIDR ranges) whose {@code X-Forwarded-For} names the client: the client
+         * is the right-most address in it that is not one of these. Off by default: the peer address is
+         * the client, and a forwarded header, which anyone can send, is ignored. Behind an ingress
+         * controller, name its addresses here so that the per-client bound counts clients, not the
+         * controller.
+         */
+        Optional<List<String>> trustedProxies();
+
+        /**
          * The request target (path and query), answered 414 past it. No URL of this API needs more
          * than a few hundred characters; 4 KiB is what Vert.x's codec allowed before. The codec's own
          * bound (quarkus.http.limits.max-initial-line-length) is kept larger, so this API's problem
@@ -113,6 +148,22 @@ public interface JobApiConfig {
         /** A reason (supersede, kill switch, resolve) is a sentence or two for the audit trail. */
         @WithDefault("1000")
         int maxReasonLength();
+    }
+
+    /** The share of the connection pool that reads may take. */
+    interface Queries {
+        /**
+         * GET /jobs pages read at once; a page past it waits up to {@link #listWait()} for a turn, then
+         * is answered 503 {@code server-busy} with Retry-After. Eight of the pool's twenty connections:
+         * the rest stay for intake, attempt requests, callbacks, the outbox relay and readiness, so
+         * clients paging at once cannot starve them (issue 31: 40 pages in parallel took the pool).
+         */
+        @WithDefault("8")
+        int maxConcurrentLists();
+
+        /** How long a page waits for a turn before 503; short, so a crowd is shed rather than queued. */
+        @WithDefault("1s")
+        Duration listWait();
     }
 
     /** The relay that moves committed outbox rows to RabbitMQ. */

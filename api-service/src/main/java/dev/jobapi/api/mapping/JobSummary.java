@@ -1,5 +1,6 @@
 package dev.jobapi.api.mapping;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.jobapi.common.job.JobState;
 import java.time.Instant;
 import java.util.UUID;
@@ -30,5 +31,24 @@ public record JobSummary(
     public record InputPreview(
             @Schema(nullable = true) String prompt,
             @Schema(nullable = true) String repository,
-            @Schema(nullable = true) String baseRef) {}
+            @Schema(nullable = true) String baseRef) {
+
+        /** What intake stores with a job (V17): each field's first {@value #PREVIEW_LENGTH} characters. */
+        public static InputPreview of(JsonNode input) {
+            return new InputPreview(cut(input.get("prompt")), cut(input.get("repository")), cut(input.get("baseRef")));
+        }
+
+        /** A string's text, any other value's JSON text, cut at a code point; null for none or null. */
+        private static String cut(JsonNode value) {
+            if (value == null || value.isNull()) {
+                return null;
+            }
+            String text = value.isTextual() ? value.textValue() : value.toString();
+            int end = 0;
+            for (int taken = 0; taken < PREVIEW_LENGTH && end < text.length(); taken++) {
+                end += Character.charCount(text.codePointAt(end));
+            }
+            return text.substring(0, end);
+        }
+    }
 }

@@ -39,7 +39,11 @@ public enum Problem {
     TOO_MANY_UPLOADS(429, "too-many-uploads", "Too many requests with a body from your address at once"),
     URI_TOO_LONG(414, "uri-too-long", "The request line is too long"),
     HEADERS_TOO_LARGE(431, "headers-too-large", "The request headers are too large"),
-    INTERNAL(500, "internal", "Something went wrong on our side");
+    INTERNAL(500, "internal", "Something went wrong on our side"),
+    SERVER_BUSY(503, "server-busy", "The server is at capacity; retry after the Retry-After delay");
+
+    /** Seconds a {@link #SERVER_BUSY} (or {@link #TOO_MANY_UPLOADS}) answer asks the client to wait. */
+    public static final int RETRY_AFTER_SECONDS = 2;
 
     /** Where the pages of the problem types live (rest.ProblemTypeResource serves them). */
     public static final String PAGES_PATH = "/problems";

@@ -3,6 +3,7 @@ package dev.jobapi.api.rest;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.jobapi.api.mapping.AttemptView;
 import dev.jobapi.api.mapping.JobPage;
+import dev.jobapi.api.mapping.JobSummary;
 import dev.jobapi.api.mapping.JobView;
 import dev.jobapi.api.mapping.JobViews;
 import dev.jobapi.api.outbox.OutboxRelay;
@@ -16,6 +17,7 @@ import dev.jobapi.api.service.JobAccess;
 import dev.jobapi.api.service.JobCancellation;
 import dev.jobapi.api.service.JobIntake;
 import dev.jobapi.api.service.JobQueries;
+import dev.jobapi.api.service.ListTurns;
 import dev.jobapi.api.service.Replayable;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.Generation;
@@ -69,6 +71,7 @@ public class JobResource {
     private final AttemptRequests attemptRequests;
     private final JobCancellation cancellation;
     private final JobQueries queries;
+    private final ListTurns listTurns;
     private final JobAccess access;
     private final JobViews views;
     private final OutboxRelay relay;
@@ -82,6 +85,7 @@ public class JobResource {
             AttemptRequests attemptRequests,
             JobCancellation cancellation,
             JobQueries queries,
+            ListTurns listTurns,
             JobAccess access,
             JobViews views,
             OutboxRelay relay,
@@ -93,6 +97,7 @@ public class JobResource {
         this.attemptRequests = attemptRequests;
         this.cancellation = cancellation;
         this.queries = queries;
+        this.listTurns = listTurns;
         this.access = access;
         this.views = views;
         this.relay = relay;
@@ -153,6 +158,7 @@ public class JobResource {
                     caller,
                     key,
                     input,
+                    JobSummary.InputPreview.of(request.input()),
                     request.provider(),
                     request.fallback() == null ? List.of() : request.fallback(),
                     digest);
@@ -183,14 +189,15 @@ public class JobResource {
     @APIResponse(responseCode = "200", description = "A page of job summaries")
     @APIResponse(responseCode = "400", description = "invalid-request (limit, state or cursor)")
     @GET
-    @Transactional
     public JobPage list(
             @QueryParam("state") String state,
             @QueryParam("limit") String limitValue,
             @QueryParam("cursor") String cursor) {
         Caller caller = currentCaller.get();
         int limit = (int) QueryValues.whole("limit", limitValue, 20, 1, MAX_PAGE);
-        JobQueries.Page page = queries.list(caller, parseState(state), limit, cursor);
+        JobState wanted = parseState(state);
+        // Not @Transactional here: the page's transaction, and so its connection, is taken in its turn.
+        JobQueries.Page page = listTurns.inTurn(() -> queries.list(caller, wanted, limit, cursor));
         return new JobPage(page.jobs(), page.nextCursor());
     }
 

@@ -41,15 +41,16 @@ public class OpenApiContract implements OASFilter {
             "406", "not-acceptable: the Accept header names no type this operation produces",
             "414", "uri-too-long: the request target is over 4 KiB",
             "431", "headers-too-large: the headers are over 20 KiB",
-            "500", "internal: our failure, logged; retrying with the same Idempotency-Key is safe");
+            "500", "internal: our failure, logged; retrying with the same Idempotency-Key is safe",
+            "503", "server-busy: at capacity (connections, pages, bodies in flight); see Retry-After");
 
     /** What every operation with a request body can answer besides. */
     private static final Map<String, String> WITH_A_BODY = Map.of(
             "400", "invalid-request, not-i-json: the body is not the JSON this operation takes",
             "408", "request-timeout: the body did not arrive whole within 20 s",
-            "413", "payload-too-large: the body is over 1 MiB",
+            "413", "payload-too-large: the body is over 1 MiB (a callback's over 256 KiB)",
             "415", "unsupported-media-type: send Content-Type: application/json",
-            "429", "too-many-uploads: more than 256 requests with a body in flight from one address");
+            "429", "too-many-uploads: over 256 bodies in flight per client, or 8 callbacks per provider");
 
     @Override
     public void filterOpenAPI(OpenAPI openAPI) {

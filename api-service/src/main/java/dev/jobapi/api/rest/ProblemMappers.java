@@ -36,9 +36,11 @@ public class ProblemMappers {
         switch (e.problem()) {
             case IDEMPOTENCY_KEY_REUSED -> metrics.keyConflict();
             case REVIEW_REQUIRED -> metrics.reviewRequiredRefusal();
+            case SERVER_BUSY -> metrics.requestShed();
             default -> {}
         }
-        return problems.response(e.problem(), e.getMessage(), e.extensions());
+        Response answer = problems.response(e.problem(), e.getMessage(), e.extensions());
+        return e.problem() == Problem.SERVER_BUSY ? retryLater(answer) : answer;
     }
 
     @ServerExceptionMapper
@@ -103,8 +105,42 @@ public class ProblemMappers {
 
     @ServerExceptionMapper
     public Response unexpected(Throwable e) {
+        if (isPoolTimeout(e)) {
+            // Every connection was taken for the whole acquisition timeout: load, not a fault of the
+            // request. Shed it with a 503 the client may retry, and count it for the operators.
+            metrics.requestShed();
+            LOG.warn("No database connection within the acquisition timeout; answered 503 server-busy");
+            return retryLater(problems.response(
+                    Problem.SERVER_BUSY,
+                    "Every database connection is busy; retry after " + Problem.RETRY_AFTER_SECONDS + " s."));
+        }
         LOG.error("Unexpected failure while serving a request", e);
         return problems.response(
                 Problem.INTERNAL, "The failure was logged; retrying with the same Idempotency-Key is safe.");
+    }
+
+    /**
+     * Agroal's answer when no connection came within {@code quarkus.datasource.jdbc.acquisition-timeout}:
+     * a plain {@link java.sql.SQLException} ("Sorry, acquisition timeout!", or "Acquisition timeout
+     * while waiting for new connection"), wrapped by Hibernate and the transaction on its way here.
+     */
+    static boolean isPoolTimeout(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.sql.SQLException
+                    && t.getMessage() != null
+                    && t.getMessage().toLowerCase(java.util.Locale.ROOT).contains("acquisition timeout")) {
+                return true;
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return false;
+    }
+
+    private static Response retryLater(Response problem) {
+        return Response.fromResponse(problem)
+                .header("Retry-After", Integer.toString(Problem.RETRY_AFTER_SECONDS))
+                .build();
     }
 }

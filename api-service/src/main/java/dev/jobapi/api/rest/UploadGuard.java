@@ -7,8 +7,13 @@ import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemDetails;
 import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.problem.Problems;
+import dev.jobapi.api.security.CachingJwtParser;
 import dev.jobapi.api.security.CallbackSignatures;
+import dev.jobapi.api.security.TokenRefusedException;
+import dev.jobapi.api.security.TokenRules;
 import io.quarkus.vertx.http.runtime.filters.Filters;
+import io.smallrye.jwt.auth.principal.JWTParser;
+import io.smallrye.jwt.auth.principal.ParseException;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpClosedException;
 import io.vertx.core.http.HttpHeaders;
@@ -20,8 +25,10 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Guards request bodies at the HTTP layer, on the event loop, before anything waits for them. A
@@ -33,14 +40,23 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>a request target longer than {@code jobapi.intake.max-uri-length} is refused (414), and
  *       headers larger than {@code jobapi.intake.max-header-bytes} (431), as problems: the codec's
  *       own bounds, which answer with an empty body, are set larger;
- *   <li>a body declared larger than {@code jobapi.intake.max-body-bytes} is refused (413) unread;
- *   <li>a body from nobody who could be authenticated is refused before it is read: a bearer token
- *       must be present (it is verified before the body is read), and a callback's signature header
- *       must be well formed, for a provider with a secret, and inside its window;
+ *   <li>a body declared larger than its limit is refused (413) unread: {@code
+ *       jobapi.intake.max-body-bytes}, or a callback's own, smaller {@code
+ *       jobapi.callbacks.provider.<name>.max-body-bytes};
+ *   <li>a body is read only from a caller we know: the bearer token is verified here, before a
+ *       byte of the body is read, by the parser and claim rules the application authenticates with
+ *       ({@link CachingJwtParser}, {@link TokenRules}), and a bad one is answered 401 at once; a
+ *       callback, whose HMAC needs the body, must carry a well-formed, in-window signature header
+ *       for a provider with a secret, and at most {@code
+ *       jobapi.callbacks.provider.<name>.max-in-flight} of one provider's bodies are read at once;
  *   <li>a body must arrive whole within {@code jobapi.intake.body-timeout}, or the request is
  *       answered 408 and its connection closed;
- *   <li>one peer address may have at most {@code jobapi.intake.max-uploads-per-client} requests with
- *       a body in flight; past that, 429 at once.
+ *   <li>one client may have at most {@code jobapi.intake.max-uploads-per-client} requests with a
+ *       body in flight; past that, 429 at once. The client is the peer address, or behind a proxy
+ *       the deployment trusts ({@code jobapi.intake.trusted-proxies}) the address it forwards;
+ *   <li>the bodies in flight across all clients hold at most {@code
+ *       jobapi.intake.max-body-bytes-in-flight} bytes (each counts its declared length, or its limit
+ *       when chunked); past that, 503 {@code server-busy} with Retry-After, at once.
  * </ul>
  */
 @ApplicationScoped
@@ -48,24 +64,49 @@ public class UploadGuard {
 
     private static final String CALLBACKS = "/callbacks/";
 
+    /** The routing context's key for the limit of the body being read (the 413's detail). */
+    private static final String BODY_LIMIT = "jobapi.body-limit";
+
     private final JobApiConfig.Intake config;
+    private final JobApiConfig.Callbacks callbacks;
     private final CallbackSignatures signatures;
+    private final JWTParser tokens;
+    private final TokenRules tokenRules;
+    private final ClientAddresses clients;
     private final ObjectMapper mapper;
     private final Problems problems;
     private final Vertx vertx;
     private final Map<String, Integer> inFlight = new ConcurrentHashMap<>();
-    private final BodyHandler bodies;
+    private final Map<String, Integer> callbacksInFlight = new ConcurrentHashMap<>();
+    private final AtomicLong bytesInFlight = new AtomicLong();
+    private final Map<Integer, BodyHandler> bodies = new ConcurrentHashMap<>();
 
     UploadGuard(
-            JobApiConfig config, CallbackSignatures signatures, ObjectMapper mapper, Problems problems, Vertx vertx) {
+            JobApiConfig config,
+            CallbackSignatures signatures,
+            JWTParser tokens,
+            TokenRules tokenRules,
+            ObjectMapper mapper,
+            Problems problems,
+            Vertx vertx) {
         this.config = config.intake();
+        this.callbacks = config.callbacks();
         this.signatures = signatures;
+        this.tokens = tokens;
+        this.tokenRules = tokenRules;
+        this.clients = new ClientAddresses(this.config.trustedProxies().orElse(List.of()));
         this.mapper = mapper;
         this.problems = problems;
         this.vertx = vertx;
-        // Reads the whole body asynchronously on the event loop; RESTEasy Reactive then takes it from
-        // memory instead of reading it on the endpoint's worker thread, parked while the client sends.
-        this.bodies = BodyHandler.create(false).setBodyLimit(this.config.maxBodyBytes());
+    }
+
+    /**
+     * Reads the whole body asynchronously on the event loop; RESTEasy Reactive then takes it from
+     * memory instead of reading it on the endpoint's worker thread, parked while the client sends.
+     * One handler per limit (the general one and each callback provider's).
+     */
+    private BodyHandler bodyHandler(int limit) {
+        return bodies.computeIfAbsent(limit, bytes -> BodyHandler.create(false).setBodyLimit(bytes));
     }
 
     // After Quarkus's own filters (the security headers), before routing and any body read.
@@ -84,7 +125,11 @@ public class UploadGuard {
             }
             if (context.statusCode() == Problem.PAYLOAD_TOO_LARGE.status()
                     && !context.response().headWritten()) {
-                refuse(context, Problem.PAYLOAD_TOO_LARGE, "The body exceeds " + config.maxBodyBytes() + " bytes.");
+                Integer limit = context.get(BODY_LIMIT);
+                refuse(
+                        context,
+                        Problem.PAYLOAD_TOO_LARGE,
+                        "The body exceeds " + (limit == null ? config.maxBodyBytes() : limit) + " bytes.");
             } else {
                 context.next();
             }
@@ -104,11 +149,12 @@ public class UploadGuard {
             refuse(context, Problem.HEADERS_TOO_LARGE, "The headers exceed " + config.maxHeaderBytes() + " bytes.");
             return;
         }
+        int limit = bodyLimit(request);
         try {
             // Any method: a GET declaring a huge body is refused here too, not by Vert.x without a body.
-            requireDeclaredLengthWithinLimit(request);
+            requireDeclaredLengthWithinLimit(request, limit);
             if (carriesBody(request)) {
-                requireSomeoneToAuthenticate(request);
+                requireACallerWeKnow(request);
             }
         } catch (ProblemException refused) {
             answerAndDrain(context, refused.problem(), refused.getMessage());
@@ -118,17 +164,43 @@ public class UploadGuard {
             context.next();
             return;
         }
-        String client = request.remoteAddress() == null
-                ? "unknown"
-                : request.remoteAddress().hostAddress();
+        String client = clients.of(request);
         int max = config.maxUploadsPerClient();
         int now = inFlight.merge(client, 1, Integer::sum);
         if (max > 0 && now > max) {
-            release(client);
+            release(inFlight, client);
             refuse(
                     context,
                     Problem.TOO_MANY_UPLOADS,
                     "At most " + max + " requests with a body at once from one address; retry when one is answered.");
+            return;
+        }
+        String provider = callbackProvider(request);
+        if (provider != null) {
+            int maxCallbacks = callbacks.provider().get(provider).maxInFlight();
+            if (callbacksInFlight.merge(provider, 1, Integer::sum) > maxCallbacks) {
+                release(callbacksInFlight, provider);
+                release(inFlight, client);
+                refuse(
+                        context,
+                        Problem.TOO_MANY_UPLOADS,
+                        "At most " + maxCallbacks + " callbacks of provider '" + provider
+                                + "' are read at once; retry when one is answered.");
+                return;
+            }
+        }
+        long reserved = declaredLength(request).orElse(limit);
+        if (!reserve(reserved)) {
+            if (provider != null) {
+                release(callbacksInFlight, provider);
+            }
+            release(inFlight, client);
+            refuse(
+                    context,
+                    Problem.SERVER_BUSY,
+                    "The server is reading as many request bodies as it holds at once ("
+                            + config.maxBodyBytesInFlight() + " bytes); retry after "
+                            + Problem.RETRY_AFTER_SECONDS + " s.");
             return;
         }
         long deadline = vertx.setTimer(config.bodyTimeout().toMillis(), expired -> {
@@ -136,7 +208,7 @@ public class UploadGuard {
                 return;
             }
             if (context.response().headWritten()) {
-                // Answered already (say, a refused token) while the client still trickles the body.
+                // Answered already (say, a refused request) while the client still trickles the body.
                 request.connection().close();
             } else {
                 refuse(
@@ -147,13 +219,64 @@ public class UploadGuard {
         });
         context.addEndHandler(done -> {
             vertx.cancelTimer(deadline);
-            release(client);
+            bytesInFlight.addAndGet(-reserved);
+            if (provider != null) {
+                release(callbacksInFlight, provider);
+            }
+            release(inFlight, client);
         });
-        bodies.handle(context);
+        context.put(BODY_LIMIT, limit);
+        bodyHandler(limit).handle(context);
+    }
+
+    /** Takes {@code bytes} of the bytes-in-flight bound, or nothing when they do not fit. */
+    private boolean reserve(long bytes) {
+        long cap = config.maxBodyBytesInFlight();
+        while (true) {
+            long held = bytesInFlight.get();
+            if (held + bytes > cap) {
+                return false;
+            }
+            if (bytesInFlight.compareAndSet(held, held + bytes)) {
+                return true;
+            }
+        }
+    }
+
+    /** The provider a callback is for, when it has a callback endpoint; null for every other path. */
+    private String callbackProvider(HttpServerRequest request) {
+        String path = request.path();
+        if (path == null || !path.startsWith(CALLBACKS)) {
+            return null;
+        }
+        String provider = path.substring(CALLBACKS.length());
+        return callbacks.provider().containsKey(provider) ? provider : null;
+    }
+
+    /** The most a body of this request may hold: a callback's provider bound, else the general one. */
+    private int bodyLimit(HttpServerRequest request) {
+        String provider = callbackProvider(request);
+        return provider == null
+                ? config.maxBodyBytes()
+                : Math.min(
+                        config.maxBodyBytes(),
+                        callbacks.provider().get(provider).maxBodyBytes());
+    }
+
+    private static java.util.OptionalLong declaredLength(HttpServerRequest request) {
+        String declared = request.getHeader(HttpHeaders.CONTENT_LENGTH);
+        if (declared == null) {
+            return java.util.OptionalLong.empty();
+        }
+        try {
+            return java.util.OptionalLong.of(Long.parseLong(declared.trim()));
+        } catch (NumberFormatException e) {
+            return java.util.OptionalLong.empty();
+        }
     }
 
     /** A body declared too large is refused before any of it is read, with the problem a read one gets. */
-    private void requireDeclaredLengthWithinLimit(HttpServerRequest request) {
+    private void requireDeclaredLengthWithinLimit(HttpServerRequest request, int limit) {
         String declared = request.getHeader(HttpHeaders.CONTENT_LENGTH);
         if (declared == null) {
             return;
@@ -164,13 +287,22 @@ public class UploadGuard {
         } catch (NumberFormatException e) {
             throw new ProblemException(Problem.INVALID_REQUEST, "Content-Length is not a number.");
         }
-        if (length > config.maxBodyBytes()) {
-            throw new ProblemException(
-                    Problem.PAYLOAD_TOO_LARGE, "The body exceeds " + config.maxBodyBytes() + " bytes.");
+        if (length < 0) {
+            throw new ProblemException(Problem.INVALID_REQUEST, "Content-Length is negative.");
+        }
+        if (length > limit) {
+            throw new ProblemException(Problem.PAYLOAD_TOO_LARGE, "The body exceeds " + limit + " bytes.");
         }
     }
 
-    private void requireSomeoneToAuthenticate(HttpServerRequest request) {
+    /**
+     * The caller is known before a byte of the body is read: a callback's signature header passes
+     * what can be checked without the body; any other body comes with a bearer token that the
+     * application's own parser verifies (signature, issuer, audience, expiry, lifetime) and that
+     * keeps the claim rules. The parser remembers the token, so the authentication after routing
+     * does not verify its signature a second time.
+     */
+    private void requireACallerWeKnow(HttpServerRequest request) {
         String path = request.path();
         if (path.startsWith(CALLBACKS)) {
             signatures.precheck(path.substring(CALLBACKS.length()), request.getHeader(CallbackSignatures.HEADER));
@@ -181,6 +313,17 @@ public class UploadGuard {
             throw new ProblemException(
                     Problem.UNAUTHENTICATED,
                     "Send Authorization: Bearer <token>; a body is read only from a caller with one.");
+        }
+        String token = authorization.substring(7).trim();
+        try {
+            tokens.parse(token);
+            tokenRules.check(token);
+        } catch (TokenRefusedException refused) {
+            throw new ProblemException(Problem.UNAUTHENTICATED, refused.getMessage());
+        } catch (ParseException | RuntimeException notOurs) {
+            throw new ProblemException(
+                    Problem.UNAUTHENTICATED,
+                    "Send Authorization: Bearer <token>; the token was missing, expired or not ours.");
         }
     }
 
@@ -203,8 +346,8 @@ public class UploadGuard {
                 || (length != null && !length.trim().equals("0"));
     }
 
-    private void release(String client) {
-        inFlight.computeIfPresent(client, (address, count) -> count <= 1 ? null : count - 1);
+    private static void release(Map<String, Integer> counts, String key) {
+        counts.computeIfPresent(key, (held, count) -> count <= 1 ? null : count - 1);
     }
 
     /**
@@ -242,6 +385,9 @@ public class UploadGuard {
                 .putHeader(HttpHeaders.CONTENT_TYPE, ProblemDetails.MEDIA_TYPE);
         if (problem == Problem.UNAUTHENTICATED) {
             response.putHeader("WWW-Authenticate", "Bearer");
+        }
+        if (problem == Problem.SERVER_BUSY || problem == Problem.TOO_MANY_UPLOADS) {
+            response.putHeader("Retry-After", Integer.toString(Problem.RETRY_AFTER_SECONDS));
         }
         return response;
     }

@@ -51,6 +51,7 @@ public class ApiMetrics {
     private final Counter keyConflicts;
     private final Counter reviewRequiredRefusals;
     private final Counter dlqReplayed;
+    private final Counter loadShed;
 
     ApiMetrics(
             MeterRegistry registry,
@@ -74,6 +75,10 @@ public class ApiMetrics {
                 "jobapi.review.required.refusals",
                 "Attempt requests refused because an earlier attempt may still produce a result (409 review-required)");
         dlqReplayed = counter(registry, "jobapi.dlq.replayed", "Dead-lettered attempt messages replayed by operators");
+        loadShed = counter(
+                registry,
+                "jobapi.requests.shed",
+                "Requests answered 503 server-busy: no database connection in time, or no turn for a page of jobs");
         gauge(
                 registry,
                 "jobapi.unknown.attempts.open",
@@ -146,6 +151,11 @@ public class ApiMetrics {
     private long scalar(String sql) {
         return QuarkusTransaction.requiringNew()
                 .call(() -> ((Number) em.createNativeQuery(sql).getSingleResult()).longValue());
+    }
+
+    /** A request answered 503 server-busy instead of waiting longer for the database. */
+    public void requestShed() {
+        loadShed.increment();
     }
 
     public void jobCreated() {

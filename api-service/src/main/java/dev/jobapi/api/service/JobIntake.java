@@ -1,5 +1,6 @@
 package dev.jobapi.api.service;
 
+import dev.jobapi.api.mapping.JobSummary;
 import dev.jobapi.api.mapping.JobView;
 import dev.jobapi.api.mapping.JobViews;
 import dev.jobapi.api.problem.Problem;
@@ -89,6 +90,7 @@ public class JobIntake {
      * key already made; returns the job's representation either way.
      *
      * @param canonicalInput the canonical JSON of the client's {@code input} object
+     * @param preview the start of the input's text fields, stored with the job for GET /jobs
      * @param fallback providers automatic fallback may move to, in order; each one must be known
      * @param bodyDigest the digest of the whole canonical request body
      */
@@ -97,6 +99,7 @@ public class JobIntake {
             Caller caller,
             String idempotencyKey,
             String canonicalInput,
+            JobSummary.InputPreview preview,
             String requestedProvider,
             List<String> fallback,
             String bodyDigest) {
@@ -116,8 +119,10 @@ public class JobIntake {
         // A concurrent insert of the same key waits here for the first one to commit, then gets no row.
         List<?> inserted = em.createNativeQuery(
                         "INSERT INTO job (id, owner_id, idempotency_key, input_digest, input, provider,"
-                                + " fallback_providers, state, version, created_at, updated_at)"
-                                + " VALUES (?1, ?2, ?3, ?4, ?5, ?6, string_to_array(?8, ','), 'accepted', 0, ?7, ?7)"
+                                + " fallback_providers, state, version, created_at, updated_at,"
+                                + " input_prompt_preview, input_repository_preview, input_base_ref_preview)"
+                                + " VALUES (?1, ?2, ?3, ?4, ?5, ?6, string_to_array(?8, ','), 'accepted', 0, ?7, ?7,"
+                                + " ?9, ?10, ?11)"
                                 + " ON CONFLICT (owner_id, idempotency_key) DO NOTHING RETURNING id")
                 .setParameter(1, job.id())
                 .setParameter(2, job.ownerId())
@@ -127,6 +132,9 @@ public class JobIntake {
                 .setParameter(6, job.provider())
                 .setParameter(7, now)
                 .setParameter(8, fallbackList)
+                .setParameter(9, text(preview.prompt()))
+                .setParameter(10, text(preview.repository()))
+                .setParameter(11, text(preview.baseRef()))
                 .getResultList();
         if (inserted.isEmpty()) {
             // Zero rows: this owner used this key before. Same canonical body: the same job. Else refuse.
@@ -150,5 +158,10 @@ public class JobIntake {
                                 "Idempotency-Key " + idempotencyKey + ", owner " + caller.subject()),
                         new JobEvents.Event(first.id(), JobEventKind.ATTEMPT_REQUESTED, "provider " + provider)));
         return new Replayable<>(views.ofNewJob(job, first, caller), true);
+    }
+
+    /** A text parameter that may be null: typed, so a null is bound as text, not as an unknown type. */
+    private static org.hibernate.query.TypedParameterValue<String> text(String value) {
+        return new org.hibernate.query.TypedParameterValue<>(org.hibernate.type.StandardBasicTypes.STRING, value);
     }
 }

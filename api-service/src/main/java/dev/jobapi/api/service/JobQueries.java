@@ -46,21 +46,15 @@ public class JobQueries {
 
     /**
      * The caller's own jobs, newest first, keyset-paginated on (createdAt, id). The stored input never
-     * leaves PostgreSQL whole: only its size and the start of its text fields are selected.
+     * leaves PostgreSQL, nor is it read there: the previews are columns intake wrote (V17), and its size
+     * is the stored value's length, which PostgreSQL knows without reading the value.
      */
+    @Transactional
     public Page list(Caller caller, JobState state, int limit, String cursor) {
         Cursor after = cursor == null ? null : Cursor.decode(cursor);
-        // The preview reads the input as jsonb; canonical JSON escapes NUL (backslash, u0000), which jsonb
-        // refuses, so such an input (stored before intake refused NUL) shows no preview.
-        String preview = "CASE WHEN strpos(input, '\\u0000') = 0 THEN left((input::jsonb) ->> '%s', %d) END";
-        StringBuilder sql = new StringBuilder("SELECT id, state, idempotency_key, input_digest, octet_length(input), ")
-                .append(String.format(preview, "prompt", JobSummary.PREVIEW_LENGTH))
-                .append(", ")
-                .append(String.format(preview, "repository", JobSummary.PREVIEW_LENGTH))
-                .append(", ")
-                .append(String.format(preview, "baseRef", JobSummary.PREVIEW_LENGTH))
-                .append(
-                        ", provider, winning_attempt_id, version, created_at, updated_at FROM job WHERE owner_id = :owner");
+        StringBuilder sql = new StringBuilder("SELECT id, state, idempotency_key, input_digest, octet_length(input),"
+                + " input_prompt_preview, input_repository_preview, input_base_ref_preview,"
+                + " provider, winning_attempt_id, version, created_at, updated_at FROM job WHERE owner_id = :owner");
         if (state != null) {
             sql.append(" AND state = :state");
         }
