@@ -5,6 +5,7 @@ import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.problem.Problems;
 import dev.jobapi.api.security.TokenRefusedException;
 import dev.jobapi.api.service.ApiMetrics;
+import dev.jobapi.common.database.DatabaseAway;
 import io.quarkus.security.AuthenticationFailedException;
 import io.quarkus.security.ForbiddenException;
 import io.quarkus.security.UnauthorizedException;
@@ -105,37 +106,20 @@ public class ProblemMappers {
 
     @ServerExceptionMapper
     public Response unexpected(Throwable e) {
-        if (isPoolTimeout(e)) {
-            // Every connection was taken for the whole acquisition timeout: load, not a fault of the
-            // request. Shed it with a 503 the client may retry, and count it for the operators.
+        if (DatabaseAway.isCause(e)) {
+            // No connection within the acquisition timeout (every one taken), or the database away
+            // (a failover, a restart): not a fault of the request. Shed it with a 503 the client
+            // may retry with the same Idempotency-Key, and count it for the operators.
             metrics.requestShed();
-            LOG.warn("No database connection within the acquisition timeout; answered 503 server-busy");
+            LOG.warnf("The database was busy or away; answered 503 server-busy: %s", e.toString());
             return retryLater(problems.response(
                     Problem.SERVER_BUSY,
-                    "Every database connection is busy; retry after " + Problem.RETRY_AFTER_SECONDS + " s."));
+                    "The database is busy or failing over; retry after " + Problem.RETRY_AFTER_SECONDS
+                            + " s with the same Idempotency-Key."));
         }
         LOG.error("Unexpected failure while serving a request", e);
         return problems.response(
                 Problem.INTERNAL, "The failure was logged; retrying with the same Idempotency-Key is safe.");
-    }
-
-    /**
-     * Agroal's answer when no connection came within {@code quarkus.datasource.jdbc.acquisition-timeout}:
-     * a plain {@link java.sql.SQLException} ("Sorry, acquisition timeout!", or "Acquisition timeout
-     * while waiting for new connection"), wrapped by Hibernate and the transaction on its way here.
-     */
-    static boolean isPoolTimeout(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.sql.SQLException
-                    && t.getMessage() != null
-                    && t.getMessage().toLowerCase(java.util.Locale.ROOT).contains("acquisition timeout")) {
-                return true;
-            }
-            if (t.getCause() == t) {
-                break;
-            }
-        }
-        return false;
     }
 
     private static Response retryLater(Response problem) {
