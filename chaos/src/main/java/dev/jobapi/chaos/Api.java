@@ -44,6 +44,13 @@ final class Api {
         this.inFlight = new AtomicIntegerArray(bases.size());
     }
 
+    /** Told of every POST /jobs answer (the clustered soak's intake figures); none by default. */
+    private volatile java.util.function.Consumer<Boolean> intake = ok -> {};
+
+    void onIntake(java.util.function.Consumer<Boolean> listener) {
+        this.intake = listener;
+    }
+
     int processes() {
         return bases.size();
     }
@@ -75,8 +82,21 @@ final class Api {
             request.header("Idempotency-Key", idempotencyKey);
         }
         inFlight.incrementAndGet(process);
+        boolean isIntake = method.equals("POST") && path.equals("/jobs");
         try {
-            HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> response;
+            try {
+                response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+            } catch (IOException noAnswer) {
+                if (isIntake) {
+                    intake.accept(false);
+                }
+                throw noAnswer;
+            }
+            if (isIntake) {
+                // A 4xx is the contract's answer (an oversized input): only a 5xx is intake failing.
+                intake.accept(response.statusCode() < 500);
+            }
             JsonNode body;
             try {
                 body = response.body().isEmpty() ? MissingNode.getInstance() : JSON.readTree(response.body());
