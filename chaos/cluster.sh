@@ -260,13 +260,14 @@ mqc_watch() {
     pid=$(svc_pid "$name") || continue
     ss -tnpH 2>/dev/null | awk -v p="pid=$pid," -v n="$name" '$0 ~ p {split($4, a, ":"); print a[length(a)], n}'
   done)
-  mqctl -q list_connections vhost node peer_port client_properties 2>/dev/null \
-    | awk -v vhost="$MQ_VHOST" -v ports="$ports" '
+  # list_connections has no node column in 3.10: the node is the one whose AMQP port the client reached.
+  mqctl -q list_connections vhost port peer_port client_properties 2>/dev/null \
+    | awk -v vhost="$MQ_VHOST" -v ports="$ports" -v base="${MQC_AMQP_PORTS[0]}" '
         BEGIN { k = split(ports, l, "\n"); for (j = 1; j <= k; j++) { split(l[j], f, " "); owner[f[1]] = f[2] } }
         $1 == vhost {
           s = ($3 in owner) ? owner[$3] : "unknown"; n = "unnamed"
           if (match($0, /"connection_name","[^"]*"/)) { n = substr($0, RSTART + 19, RLENGTH - 20) }
-          printf "conn %s %s %s\n", s, $2, n }'
+          printf "conn %s chaos-c%d@localhost %s\n", s, $2 - base + 1, n }'
 }
 
 # ---------------------------------------------------------------- PostgreSQL ---

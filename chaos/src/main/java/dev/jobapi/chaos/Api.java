@@ -45,9 +45,10 @@ final class Api {
     }
 
     /** Told of every POST /jobs answer (the clustered soak's intake figures); none by default. */
-    private volatile java.util.function.Consumer<Boolean> intake = ok -> {};
+    private volatile java.util.function.IntConsumer intake = status -> {};
 
-    void onIntake(java.util.function.Consumer<Boolean> listener) {
+    /** The listener gets each POST /jobs answer's status, or -1 when no answer came. */
+    void onIntake(java.util.function.IntConsumer listener) {
         this.intake = listener;
     }
 
@@ -89,13 +90,12 @@ final class Api {
                 response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
             } catch (IOException noAnswer) {
                 if (isIntake) {
-                    intake.accept(false);
+                    intake.accept(-1);
                 }
                 throw noAnswer;
             }
             if (isIntake) {
-                // A 4xx is the contract's answer (an oversized input): only a 5xx is intake failing.
-                intake.accept(response.statusCode() < 500);
+                intake.accept(response.statusCode());
             }
             JsonNode body;
             try {

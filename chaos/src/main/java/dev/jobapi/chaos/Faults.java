@@ -63,7 +63,11 @@ final class Faults {
 
         /** Faults whose recovery the report measures (the broker's and the clustered database's). */
         boolean measured() {
-            return cluster() || this == RABBITMQ_RESTART || this == RABBITMQ_CLOSE_CONNECTIONS;
+            return cluster()
+                    || this == RABBITMQ_RESTART
+                    || this == RABBITMQ_CLOSE_CONNECTIONS
+                    || this == POSTGRES_RESTART
+                    || this == POSTGRES_TERMINATE_BACKENDS;
         }
     }
 
@@ -310,7 +314,9 @@ final class Faults {
                     kind.label + (detail.isEmpty() ? "" : ": " + detail),
                     at,
                     Instant.now(),
-                    kind != Kind.PG_FAILOVER,
+                    kind != Kind.PG_FAILOVER
+                            && kind != Kind.POSTGRES_RESTART
+                            && kind != Kind.POSTGRES_TERMINATE_BACKENDS,
                     nodeDeath));
         }
     }
@@ -601,9 +607,16 @@ final class Faults {
                 return failover(fault.process());
             }
             case POSTGRES_TERMINATE_BACKENDS -> {
-                return ctl.terminateBackends() + " connections";
+                Instant at = Instant.now();
+                int terminated = ctl.terminateBackends();
+                mark(fault.kind(), terminated + " connections", at, false);
+                return terminated + " connections";
             }
-            case POSTGRES_RESTART -> ctl.restartDatabase();
+            case POSTGRES_RESTART -> {
+                Instant at = Instant.now();
+                ctl.restartDatabase();
+                mark(fault.kind(), "", at, false);
+            }
             case WORK_QUEUE_DELETED -> {
                 ctl.deleteQueue(Checker.WORK_QUEUE);
                 synchronized (this) {

@@ -37,16 +37,31 @@ final class Recovery {
     /** A fault the report measures recovery from. {@code at}: when it hit; {@code ended}: when it was undone. */
     record Mark(String label, Instant at, Instant ended, boolean broker, boolean nodeDeath) {}
 
-    record IntakeAnswer(Instant at, boolean ok) {}
+    /** A POST /jobs answer: {@code status} -1 when none came (refused, reset, timed out: the process was down). */
+    record IntakeAnswer(Instant at, int status) {
+        boolean ok() {
+            return status > 0 && status < 500;
+        }
+
+        /** The api answered, with a 5xx: intake itself failing, not a process that was down. */
+        boolean failedByApi() {
+            return status >= 500;
+        }
+    }
 
     record Readiness(String process, Instant at, boolean ready, boolean brokerDown) {}
 
     record BrokerSample(Instant at, Facts.Watch watch) {}
 
-    /** One fault's figures; a null duration is "not back within the horizon". */
+    /**
+     * One fault's figures; a null duration is "not back within the horizon", and {@code sampled} false is "no
+     * broker sample in the window" (the worker and member figures then say nothing).
+     */
     record Healed(
             Mark mark,
             int failedIntake,
+            int unanswered,
+            boolean sampled,
             Duration intake,
             Duration workers,
             Duration members,
@@ -73,9 +88,9 @@ final class Recovery {
         this.brokerEvery = brokerEvery;
     }
 
-    /** Every POST /jobs answer the client got (a request without an answer is not ok). */
-    void intake(boolean ok) {
-        intake.add(new IntakeAnswer(Instant.now(), ok));
+    /** Every POST /jobs answer the client got: its status, or -1 when none came. */
+    void intake(int status) {
+        intake.add(new IntakeAnswer(Instant.now(), status));
     }
 
     void mark(Mark mark) {
@@ -173,22 +188,40 @@ final class Recovery {
         List<Mark> all = new ArrayList<>(marks);
         all.sort((a, b) -> a.at().compareTo(b.at()));
         List<Healed> out = new ArrayList<>();
+        List<Mark> database = all.stream().filter(m -> !m.broker()).toList();
         for (Mark mark : all) {
-            out.add(healed(mark, List.copyOf(intake), List.copyOf(broker)));
+            out.add(healed(mark, List.copyOf(intake), List.copyOf(broker), mark.broker() ? database : List.of()));
         }
         return out;
     }
 
-    static Healed healed(Mark mark, List<IntakeAnswer> intake, List<BrokerSample> broker) {
-        Instant until = mark.at().plus(HORIZON);
-        if (until.isBefore(mark.ended().plusSeconds(60))) {
-            until = mark.ended().plusSeconds(60);
-        }
+    /** After a database fault its 5xx answers are the database's, for this long after it was undone. */
+    static final Duration DATABASE_TAIL = Duration.ofSeconds(15);
+    /** How long after a fault was undone intake failures are counted against it. */
+    static final Duration INTAKE_TAIL = Duration.ofSeconds(30);
+
+    /**
+     * One fault's figures. Intake: the answers from the fault until {@link #INTAKE_TAIL} after it was undone;
+     * a 5xx counts against it (for a broker fault, unless a database fault of {@code explainedBy} was under way
+     * or had just ended: then it is the database's), an unanswered request is reported only (the process was
+     * down: a kill or a rollout, not this fault). Broker samples: until a minute after it was undone.
+     */
+    static Healed healed(Mark mark, List<IntakeAnswer> intake, List<BrokerSample> broker, List<Mark> explainedBy) {
+        Instant until = mark.ended().plusSeconds(60);
+        Instant intakeUntil = mark.ended().plus(INTAKE_TAIL);
         // Intake: the first 2xx after the last failed POST /jobs of the window.
         Instant lastFailed = null;
         int failed = 0;
+        int unanswered = 0;
         for (IntakeAnswer answer : intake) {
-            if (!answer.at().isBefore(mark.at()) && answer.at().isBefore(until) && !answer.ok()) {
+            if (answer.at().isBefore(mark.at()) || !answer.at().isBefore(intakeUntil) || answer.ok()) {
+                continue;
+            }
+            if (!answer.failedByApi()) {
+                unanswered++;
+            } else if (explainedBy.stream()
+                    .noneMatch(db -> !answer.at().isBefore(db.at())
+                            && answer.at().isBefore(db.ended().plus(DATABASE_TAIL)))) {
                 failed++;
                 lastFailed = answer.at();
             }
@@ -247,7 +280,16 @@ final class Recovery {
             }
             connections = lines.isEmpty() ? "as before " + was : lines.toString();
         }
-        return new Healed(mark, failed, intakeBack, workersBack, membersBack, connections, connectionsBack);
+        return new Healed(
+                mark,
+                failed,
+                unanswered,
+                !during.isEmpty(),
+                intakeBack,
+                workersBack,
+                membersBack,
+                connections,
+                connectionsBack);
     }
 
     private static int consumers(Facts.Watch watch) {
@@ -313,25 +355,29 @@ final class Recovery {
         out.append("Broker samples (`ctl mq-watch`) every ")
                 .append(brokerEvery.toSeconds())
                 .append(" s, so the worker and member figures are that coarse; readiness every 0.5 s.\n\n");
-        out.append("| at | fault | POST /jobs failed | intake 2xx again | every worker consuming again"
+        out.append("POST /jobs 5xx: answers of the api from the fault until " + INTAKE_TAIL.toSeconds()
+                + " s after it was undone (for a broker fault, not while a database fault was under way or in its "
+                + DATABASE_TAIL.toSeconds() + " s tail); unanswered: no answer at all (the process was down: a kill"
+                + " or a rollout), reported only.\n\n");
+        out.append("| at | fault | POST /jobs 5xx | unanswered | intake 2xx again | every worker consuming again"
                 + " | jobs.attempts 3 members again | broker connections per process |\n");
-        out.append("| --- | --- | ---: | ---: | ---: | ---: | --- |\n");
-        Instant first = all.isEmpty() ? Instant.now() : all.get(0).mark().at();
+        out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
         for (Healed h : all) {
             out.append(String.format(
-                    "| %s | %s | %d | %s | %s | %s | %s |%n",
+                    "| %s | %s | %d | %d | %s | %s | %s | %s |%n",
                     h.mark().at(),
                     h.mark().label().replace("|", "/"),
                     h.failedIntake(),
+                    h.unanswered(),
                     seconds(h.intake()),
-                    seconds(h.workers()),
-                    seconds(h.members()),
+                    h.sampled() ? seconds(h.workers()) : "no sample",
+                    h.sampled() ? seconds(h.members()) : "no sample",
                     h.connections().replace("|", "/")));
             String what = h.mark().label() + " at " + h.mark().at();
             if (h.mark().broker() && h.failedIntake() > 0) {
-                violations.add("POST /jobs failed " + h.failedIntake() + " times after: " + what);
+                violations.add("POST /jobs answered 5xx " + h.failedIntake() + " times after: " + what);
             }
-            if (h.mark().broker() && h.members() == null) {
+            if (h.mark().broker() && h.sampled() && h.members() == null) {
                 violations.add(Checker.WORK_QUEUE + " not back to 3 online members after: " + what);
             }
         }
@@ -367,6 +413,9 @@ final class Recovery {
     static final boolean ENFORCE_SERVICE_BOUNDS = false;
 
     private static void serviceBounds(Healed h, String what, List<String> out) {
+        if (!h.sampled()) {
+            return;
+        }
         if (h.mark().nodeDeath() && (h.workers() == null || h.workers().compareTo(WORKERS_BOUND) > 0)) {
             out.add("workers consuming again " + seconds(h.workers()) + " after: " + what + " (bound "
                     + WORKERS_BOUND.toSeconds() + " s)");
