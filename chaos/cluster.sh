@@ -311,7 +311,8 @@ pgc_pid() {
 pgc_role() {
   local r
   pgc_pid "$1" >/dev/null || { echo down; return 0; }
-  r=$(PGC_TIMEOUT=3 pgc_sql "$1" -c 'SELECT pg_is_in_recovery()' 2>/dev/null) || { echo unknown; return 0; }
+  # 10 s: on a loaded machine psql alone can take seconds, and a slow answer is no stopped server.
+  r=$(PGC_TIMEOUT=10 pgc_sql "$1" -c 'SELECT pg_is_in_recovery()' 2>/dev/null) || { echo unknown; return 0; }
   case "$r" in f) echo primary ;; t) echo standby ;; *) echo unknown ;; esac
 }
 

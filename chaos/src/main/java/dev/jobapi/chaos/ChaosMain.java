@@ -165,6 +165,7 @@ public final class ChaosMain {
         if (recovery != null) {
             recovery.stop();
             clusterSection = recovery.render(clusterViolations);
+            recovery.finalMembers(clusterViolations);
         }
         Duration loadAndDrain = Duration.between(loadStart, Instant.now());
 
