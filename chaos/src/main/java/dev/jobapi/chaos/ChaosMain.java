@@ -40,6 +40,7 @@ public final class ChaosMain {
             Path reportDir,
             long readTimeoutMs,
             boolean cluster,
+            boolean asyncStandby,
             List<URI> apiManagement,
             List<URI> workerManagement) {
 
@@ -75,6 +76,7 @@ public final class ChaosMain {
                     Path.of(values.getOrDefault("report-dir", "chaos/reports")),
                     Long.parseLong(values.getOrDefault("read-timeout-ms", "2000")),
                     "cluster".equals(values.getOrDefault("rig", "single")),
+                    "async".equals(values.getOrDefault("standby", "sync")),
                     uris(values.getOrDefault("management", "")),
                     uris(values.getOrDefault("worker-management", "")));
         }
@@ -192,6 +194,7 @@ public final class ChaosMain {
                 faults.forcedKills(),
                 faults.queueRedeclaredAfter(),
                 options.cluster(),
+                options.asyncStandby(),
                 faults.failed(),
                 clusterSection,
                 clusterViolations);

@@ -103,6 +103,13 @@ final class Faults {
     private volatile boolean stopWatching;
     private Thread queueWatcher;
     private final List<String> failed = new ArrayList<>();
+    /**
+     * Held through a database failover: the single-node database faults wait for it (while the primary is
+     * stopped there is no primary to terminate connections on or to restart; the second clustered soak's
+     * pg_terminate_backend failed with "no primary" for that reason).
+     */
+    private final Object database = new Object();
+
     private Recovery recovery;
 
     Faults(Ctl ctl, Api api, List<Planned> plan, URI amqp, long seed, ClientLedger ledger) {
@@ -604,17 +611,26 @@ final class Faults {
                 return pauseNode(fault);
             }
             case PG_FAILOVER -> {
-                return failover(fault.process());
+                synchronized (database) {
+                    return failover(fault.process());
+                }
             }
             case POSTGRES_TERMINATE_BACKENDS -> {
-                Instant at = Instant.now();
-                int terminated = ctl.terminateBackends();
+                int terminated;
+                Instant at;
+                synchronized (database) {
+                    at = Instant.now();
+                    terminated = ctl.terminateBackends();
+                }
                 mark(fault.kind(), terminated + " connections", at, false);
                 return terminated + " connections";
             }
             case POSTGRES_RESTART -> {
-                Instant at = Instant.now();
-                ctl.restartDatabase();
+                Instant at;
+                synchronized (database) {
+                    at = Instant.now();
+                    ctl.restartDatabase();
+                }
                 mark(fault.kind(), "", at, false);
             }
             case WORK_QUEUE_DELETED -> {

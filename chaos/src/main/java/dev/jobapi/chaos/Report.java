@@ -31,6 +31,7 @@ final class Report {
             int forcedKills,
             Duration queueRedeclaredAfter,
             boolean cluster,
+            boolean asyncStandby,
             List<String> failedInjections,
             String clusterSection,
             List<String> clusterViolations) {
@@ -71,6 +72,7 @@ final class Report {
                             : "- system: 2 api processes, 3 worker processes, fake provider, own PostgreSQL and RabbitMQ\n");
             out.append("- rerun: `chaos/run ")
                     .append(run.cluster() ? "--cluster " : "")
+                    .append(run.asyncStandby() ? "--async-standby " : "")
                     .append("--minutes ")
                     .append(run.minutes())
                     .append(" --jobs ")
