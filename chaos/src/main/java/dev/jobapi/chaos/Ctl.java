@@ -168,6 +168,21 @@ class Ctl {
         return Facts.lastLine(run("pg-promote"));
     }
 
+    /**
+     * Per api and worker process: how many of its threads wait on the database now (a thread dump, kept in
+     * .chaos/logs, with a frame in pgjdbc's {@code PGStream.receive*}).
+     */
+    Map<String, Integer> jdbcThreads() {
+        Map<String, Integer> threads = new java.util.TreeMap<>();
+        for (String line : run("jdbc-threads").split("\n")) {
+            String[] words = line.strip().split("\\s+");
+            if (words.length == 2 && words[1].matches("\\d+")) {
+                threads.put(words[0], Integer.parseInt(words[1]));
+            }
+        }
+        return threads;
+    }
+
     /** Brings the node that is down back as the new (synchronous, unless the negative control) standby. */
     String rejoinStandby() {
         return Facts.lastLine(run("pg-rejoin"));

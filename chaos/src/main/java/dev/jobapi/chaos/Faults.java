@@ -401,16 +401,27 @@ final class Faults {
         Thread.sleep(5_000);
         String primary = ctl.pauseDatabase("primary");
         ctl.resumeDatabase(standby.split("\\s+")[1]);
-        Thread.sleep(secs * 1_000L);
+        // Into the stop, past any sane socket timeout: the threads still waiting on the stopped primary
+        // (no reset, no answer) are the ones a missing JDBC socketTimeout leaves hanging.
+        long into = Math.min(20, Math.max(1, secs - 5));
+        Thread.sleep(into * 1_000L);
+        String waiting;
+        try {
+            waiting = "threads waiting on the database " + into + " s into the stop: " + ctl.jdbcThreads();
+        } catch (RuntimeException e) {
+            waiting = "threads not counted: " + e.getMessage();
+        }
+        Thread.sleep((secs - into) * 1_000L);
         String killed = ctl.killPrimary();
         String promoted = ctl.promoteStandby();
         Instant promotedAt = Instant.now();
         String rejoined = ctl.rejoinStandby();
         String detail = String.format(
-                "standby %s 5 s, primary %s %d s, %s, %s %.1f s after the pause, %s",
+                "standby %s 5 s, primary %s %d s (%s), %s, %s %.1f s after the pause, %s",
                 standby,
                 primary,
                 secs,
+                waiting,
                 killed,
                 promoted,
                 Duration.between(at, promotedAt).toMillis() / 1000.0,

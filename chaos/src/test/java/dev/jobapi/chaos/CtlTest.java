@@ -53,6 +53,7 @@ class CtlTest {
                                 + " 'conn worker-1 chaos-c2@localhost jobapi-attempt-consumer'"
                                 + " 'conn worker-1 chaos-c2@localhost jobapi-broker-connection' ;;",
                         "  'pg-pause standby') echo 'paused b pid 99' ;;",
+                        "  'jdbc-threads ') printf 'api-1 0\\nworker-2 7\\n' ;;",
                         "esac",
                         ""));
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
@@ -102,6 +103,7 @@ class CtlTest {
         assertThat(ctl.resumeNode(3)).isEqualTo(4712L);
         assertThat(ctl.partitions()).isEqualTo(Map.of(1, List.of("chaos-c3@localhost"), 2, List.of()));
         assertThat(ctl.pauseDatabase("standby")).isEqualTo("paused b pid 99");
+        assertThat(ctl.jdbcThreads()).isEqualTo(Map.of("api-1", 0, "worker-2", 7));
 
         Facts.Watch watch = ctl.watch();
         assertThat(watch.queues().get("jobs.attempts"))
