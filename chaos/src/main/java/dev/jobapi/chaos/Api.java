@@ -44,6 +44,14 @@ final class Api {
         this.inFlight = new AtomicIntegerArray(bases.size());
     }
 
+    /** Told of every POST /jobs answer (the clustered soak's intake figures); none by default. */
+    private volatile java.util.function.IntConsumer intake = status -> {};
+
+    /** The listener gets each POST /jobs answer's status, or -1 when no answer came. */
+    void onIntake(java.util.function.IntConsumer listener) {
+        this.intake = listener;
+    }
+
     int processes() {
         return bases.size();
     }
@@ -75,8 +83,20 @@ final class Api {
             request.header("Idempotency-Key", idempotencyKey);
         }
         inFlight.incrementAndGet(process);
+        boolean isIntake = method.equals("POST") && path.equals("/jobs");
         try {
-            HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> response;
+            try {
+                response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+            } catch (IOException noAnswer) {
+                if (isIntake) {
+                    intake.accept(-1);
+                }
+                throw noAnswer;
+            }
+            if (isIntake) {
+                intake.accept(response.statusCode());
+            }
             JsonNode body;
             try {
                 body = response.body().isEmpty() ? MissingNode.getInstance() : JSON.readTree(response.body());

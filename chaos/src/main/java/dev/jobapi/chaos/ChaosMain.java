@@ -38,7 +38,11 @@ public final class ChaosMain {
             URI amqp,
             Path state,
             Path reportDir,
-            long readTimeoutMs) {
+            long readTimeoutMs,
+            boolean cluster,
+            boolean asyncStandby,
+            List<URI> apiManagement,
+            List<URI> workerManagement) {
 
         static Options parse(String[] args) {
             if (args.length == 0 || !(args[0].equals("run") || args[0].equals("check"))) {
@@ -70,7 +74,21 @@ public final class ChaosMain {
                     URI.create(values.getOrDefault("amqp", "amqp://jobapi:jobapi@127.0.0.1:28672/jobapi-chaos")),
                     Path.of(required(values, "state")),
                     Path.of(values.getOrDefault("report-dir", "chaos/reports")),
-                    Long.parseLong(values.getOrDefault("read-timeout-ms", "2000")));
+                    Long.parseLong(values.getOrDefault("read-timeout-ms", "2000")),
+                    "cluster".equals(values.getOrDefault("rig", "single")),
+                    "async".equals(values.getOrDefault("standby", "sync")),
+                    uris(values.getOrDefault("management", "")),
+                    uris(values.getOrDefault("worker-management", "")));
+        }
+
+        private static List<URI> uris(String list) {
+            List<URI> uris = new ArrayList<>();
+            for (String uri : list.split(",")) {
+                if (!uri.isBlank()) {
+                    uris.add(URI.create(uri));
+                }
+            }
+            return uris;
         }
 
         private static String required(Map<String, String> values, String name) {
@@ -103,8 +121,17 @@ public final class ChaosMain {
         ClientLedger ledger = new ClientLedger();
         DevTokens tokens = DevTokens.fromPem(options.privateKey());
         Load load = new Load(api, ledger, tokens, options.seed(), options.fake(), options.readTimeoutMs());
-        Faults faults =
-                new Faults(ctl, api, Faults.schedule(options.seed(), window), options.amqp(), options.seed(), ledger);
+        List<Faults.Planned> plan = options.cluster()
+                ? Faults.clusterSchedule(options.seed(), window)
+                : Faults.schedule(options.seed(), window);
+        Faults faults = new Faults(ctl, api, plan, options.amqp(), options.seed(), ledger);
+        Recovery recovery = null;
+        if (options.cluster()) {
+            recovery = new Recovery(options.apiManagement(), options.workerManagement(), ctl, Duration.ofSeconds(4));
+            api.onIntake(recovery::intake);
+            faults.measureWith(recovery);
+            recovery.start();
+        }
 
         System.out.printf(
                 "==> load and faults for %d minute(s): %d jobs (%.1f a second)%n",
@@ -135,6 +162,13 @@ public final class ChaosMain {
         Duration budget = Drain.budget(options.minutes(), options.jobs());
         Duration drainTook = drain.await(budget);
         faults.stopWatching();
+        List<String> clusterViolations = new ArrayList<>();
+        String clusterSection = "";
+        if (recovery != null) {
+            recovery.stop();
+            clusterSection = recovery.render(clusterViolations);
+            recovery.finalMembers(clusterViolations);
+        }
         Duration loadAndDrain = Duration.between(loadStart, Instant.now());
 
         System.out.println("==> checking");
@@ -158,8 +192,13 @@ public final class ChaosMain {
                 loadAndDrain,
                 faults.rolledProcesses(),
                 faults.forcedKills(),
-                faults.queueRedeclaredAfter());
-        return report(options, Report.render(summary, saved, result), result);
+                faults.queueRedeclaredAfter(),
+                options.cluster(),
+                options.asyncStandby(),
+                faults.failed(),
+                clusterSection,
+                clusterViolations);
+        return report(options, Report.render(summary, saved, result), result) && summary.clean();
     }
 
     private static boolean check(Options options) throws Exception {

@@ -87,12 +87,105 @@ class Ctl {
         run("ensure-running");
     }
 
-    void closeBrokerConnections() {
-        run("mq-close-connections");
+    /**
+     * {@code rabbitmqctl close_all_connections} on the soak's vhost; how many connections of that vhost there
+     * were to close ("closed N"). Zero is a fault that did nothing: the caller fails it.
+     */
+    int closeBrokerConnections() {
+        return Facts.count(run("mq-close-connections"), "closed");
     }
 
     void restartBroker() {
         run("mq-restart");
+    }
+
+    /** The cluster rig: a graceful restart of broker node {@code node} (1..3). */
+    void restartBrokerNode(int node) {
+        run("mq-restart", String.valueOf(node));
+    }
+
+    /** The cluster rig: the node (1..3) leading a quorum queue of the soak's vhost. */
+    int leader(String queue) {
+        String answer = Facts.lastLine(run("mq-leader", queue));
+        try {
+            return Integer.parseInt(answer);
+        } catch (NumberFormatException e) {
+            throw new IllegalStateException("chaos/run ctl mq-leader answered '" + answer + "'", e);
+        }
+    }
+
+    /** SIGKILL of broker node {@code node}'s VM, by its pid file; the pid it killed. */
+    long killNode(int node) {
+        return Facts.pid(run("mq-node-kill", String.valueOf(node)), "killed");
+    }
+
+    /** Starts broker node {@code node} and waits until it booted and rejoined. */
+    void startNode(int node) {
+        run("mq-node-start", String.valueOf(node));
+    }
+
+    /** SIGSTOP of broker node {@code node}: a hung node, no reset; the pid. */
+    long pauseNode(int node) {
+        return Facts.pid(run("mq-node-pause", String.valueOf(node)), "paused");
+    }
+
+    long resumeNode(int node) {
+        return Facts.pid(run("mq-node-resume", String.valueOf(node)), "resumed");
+    }
+
+    /** Restarts node {@code node}'s broker application, which clears a partition it has recorded. */
+    void healNode(int node) {
+        run("mq-node-heal", String.valueOf(node));
+    }
+
+    /** The partitions each running broker node has recorded (the nodes it is partitioned from). */
+    Map<Integer, List<String>> partitions() {
+        return Facts.partitions(run("mq-partitions"));
+    }
+
+    /** The quorum queues and the AMQP connections of the soak's vhost, as the broker sees them now. */
+    Facts.Watch watch() {
+        return Facts.Watch.parse(run("mq-watch"));
+    }
+
+    /** SIGSTOP of the PostgreSQL server in {@code role} (primary or standby) and all its processes. */
+    String pauseDatabase(String role) {
+        return Facts.lastLine(run("pg-pause", role));
+    }
+
+    /** SIGCONT of PostgreSQL node {@code node} (as {@link #pauseDatabase} named it: "paused a pid P"). */
+    String resumeDatabase(String node) {
+        return Facts.lastLine(run("pg-resume", node));
+    }
+
+    /** SIGKILL of the primary (a stopped one included) and all its processes. */
+    String killPrimary() {
+        return Facts.lastLine(run("pg-kill-primary"));
+    }
+
+    /** Promotes the standby; its answer says how long the promotion took. */
+    String promoteStandby() {
+        return Facts.lastLine(run("pg-promote"));
+    }
+
+    /**
+     * Per api and worker process: how many of its threads wait on the database now (a thread dump, kept in
+     * .chaos/logs, with a frame in pgjdbc's {@code PGStream.receive*}).
+     */
+    Map<String, Integer> jdbcThreads() {
+        Map<String, Integer> threads = new java.util.TreeMap<>();
+        for (String line : run("jdbc-threads").split("\n")) {
+            String[] words = line.strip().split("\\s+");
+            if (words.length == 2 && words[1].matches("\\d+")) {
+                threads.put(words[0], Integer.parseInt(words[1]));
+            }
+        }
+        return threads;
+    }
+
+    /** Brings the node that is down back as the new (synchronous, unless the negative control) standby. */
+    String rejoinStandby() {
+        return Facts.lastLine(run("pg-rejoin"));
     }
 
     /** Deletes a queue of the soak's vhost; the services must declare it again themselves. */

@@ -31,7 +31,12 @@ final class Faults {
         WORKER_ROLLOUT("rolling restart of the workers (SIGTERM, exit, start, ready; one at a time)"),
         API_ROLLOUT("rolling restart of the api processes (SIGTERM, exit, start, ready; one at a time)"),
         WORK_QUEUE_DELETED("rabbitmqctl delete_queue jobs.attempts (the services must declare it again)"),
-        POISON_MESSAGES("poison messages published to jobs.attempts (must end in the DLQ, alone)");
+        POISON_MESSAGES("poison messages published to jobs.attempts (must end in the DLQ, alone)"),
+        MQ_LEADER_KILL("SIGKILL the RabbitMQ node leading jobs.attempts, restart it"),
+        MQ_WORKER_NODE_KILL("SIGKILL a RabbitMQ node holding only worker connections, restart it"),
+        MQ_NODE_PAUSE("SIGSTOP a RabbitMQ node 60-90 s, SIGCONT, heal a partition left recorded"),
+        PG_FAILOVER("PostgreSQL failover: standby lags 5 s, primary SIGSTOPped 30-60 s, SIGKILLed, standby"
+                + " promoted, old primary rejoined as the standby");
 
         final String label;
 
@@ -45,7 +50,24 @@ final class Faults {
 
         /** Every run must have these, however late the plan runs. */
         boolean mandatory() {
-            return this == RABBITMQ_RESTART || this == POSTGRES_RESTART || this == WORK_QUEUE_DELETED;
+            return this == RABBITMQ_RESTART || this == POSTGRES_RESTART || this == WORK_QUEUE_DELETED || cluster();
+        }
+
+        /** The clustered rig's faults: each runs on a thread of its own kind (broker, database). */
+        boolean cluster() {
+            return this == MQ_LEADER_KILL
+                    || this == MQ_WORKER_NODE_KILL
+                    || this == MQ_NODE_PAUSE
+                    || this == PG_FAILOVER;
+        }
+
+        /** Faults whose recovery the report measures (the broker's and the clustered database's). */
+        boolean measured() {
+            return cluster()
+                    || this == RABBITMQ_RESTART
+                    || this == RABBITMQ_CLOSE_CONNECTIONS
+                    || this == POSTGRES_RESTART
+                    || this == POSTGRES_TERMINATE_BACKENDS;
         }
     }
 
@@ -80,6 +102,21 @@ final class Faults {
     private Duration queueRedeclaredAfter;
     private volatile boolean stopWatching;
     private Thread queueWatcher;
+    private final List<String> failed = new ArrayList<>();
+    /**
+     * Held through a database failover: the single-node database faults wait for it (while the primary is
+     * stopped there is no primary to terminate connections on or to restart; the second clustered soak's
+     * pg_terminate_backend failed with "no primary" for that reason).
+     */
+    private final Object database = new Object();
+    /**
+     * Held while a broker node is taken down (a kill, a stop, a graceful restart): the clustered soak's broker
+     * faults run on two threads, and a 3-minute run with seed 7 looked the leader up on node 1 while the other
+     * thread's graceful restart took node 1 down, so the kill found no node to kill.
+     */
+    private final Object brokerNodes = new Object();
+
+    private Recovery recovery;
 
     Faults(Ctl ctl, Api api, List<Planned> plan, URI amqp, long seed, ClientLedger ledger) {
         this.ctl = ctl;
@@ -98,6 +135,50 @@ final class Faults {
      * cut in that many slices, the api's rollout starts 5-15% into its slice (it is the shorter), the workers'
      * 35-50% into it.
      */
+    /** The clustered soak's watchers: told when each measured fault hit and when it was undone. */
+    void measureWith(Recovery recovery) {
+        this.recovery = recovery;
+    }
+
+    /**
+     * The clustered rig's schedule: the single-node schedule (its broker restart aimed at a node drawn from the
+     * seed) plus, per five minutes of window (at least one each), a kill of the work queue's leader (10-25% into
+     * the slice) and of a node holding only worker connections (55-70%); per ten minutes (at least one each) a
+     * node stopped for 60-90 s (30-40% into the slice) on the broker's thread, and a database failover with the
+     * primary stopped 30-60 s (20-35%) on a thread of its own. For a broker stop, {@code process} is node x 100
+     * + seconds; for a failover, the seconds.
+     */
+    static List<Planned> clusterSchedule(long seed, Duration window) {
+        Random random = new Random(seed ^ 0x29C1L);
+        long minutes = Math.max(1, window.toMinutes());
+        long ms = window.toMillis();
+        List<Planned> plan = new ArrayList<>();
+        for (Planned p : schedule(seed, window)) {
+            plan.add(p.kind() == Kind.RABBITMQ_RESTART ? new Planned(p.at(), p.kind(), 1 + random.nextInt(3)) : p);
+        }
+        long kills = Math.max(1, minutes / 5);
+        for (int i = 0; i < kills; i++) {
+            double slice = 1.0 / kills;
+            plan.add(new Planned(at(ms, slice * (i + 0.10 + 0.15 * random.nextDouble())), Kind.MQ_LEADER_KILL, 0));
+            plan.add(new Planned(at(ms, slice * (i + 0.55 + 0.15 * random.nextDouble())), Kind.MQ_WORKER_NODE_KILL, 0));
+        }
+        long stops = Math.max(1, minutes / 10);
+        for (int i = 0; i < stops; i++) {
+            double slice = 1.0 / stops;
+            int node = 1 + random.nextInt(3);
+            plan.add(new Planned(
+                    at(ms, slice * (i + 0.30 + 0.10 * random.nextDouble())),
+                    Kind.MQ_NODE_PAUSE,
+                    node * 100 + 60 + random.nextInt(31)));
+            plan.add(new Planned(
+                    at(ms, slice * (i + 0.20 + 0.15 * random.nextDouble())),
+                    Kind.PG_FAILOVER,
+                    30 + random.nextInt(31)));
+        }
+        plan.sort(Comparator.comparing(Planned::at));
+        return plan;
+    }
+
     static List<Planned> schedule(long seed, Duration window) {
         Random random = new Random(seed ^ 0x5DEECE66DL);
         long minutes = Math.max(1, window.toMinutes());
@@ -156,9 +237,24 @@ final class Faults {
             thread.start();
             rollouts.add(thread);
         }
+        for (List<Kind> kinds : List.of(
+                List.of(Kind.MQ_LEADER_KILL, Kind.MQ_WORKER_NODE_KILL, Kind.MQ_NODE_PAUSE),
+                List.of(Kind.PG_FAILOVER))) {
+            Thread thread = new Thread(
+                    () -> {
+                        try {
+                            runCluster(start, kinds);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    },
+                    "cluster-" + kinds.get(0));
+            thread.start();
+            rollouts.add(thread);
+        }
         Instant windowEnd = start.plus(window);
         for (Planned fault : plan) {
-            if (fault.kind().rollout()) {
+            if (fault.kind().rollout() || fault.kind().cluster()) {
                 continue;
             }
             awaitDue(start, fault);
@@ -173,11 +269,13 @@ final class Faults {
             String detail;
             boolean done = true;
             try {
-                detail = inject(fault, start);
+                detail = injectOne(fault, start);
             } catch (RuntimeException e) {
-                // Say so in the timeline, do not count it: a fault that did not happen tested nothing.
+                // Say so in the timeline, do not count it: a fault that did not happen tested nothing, and
+                // fails the run.
                 detail = "FAILED, not counted: " + e.getMessage();
                 done = false;
+                failed(startedAt, fault.kind(), e);
             }
             // A process restarted while PostgreSQL or RabbitMQ was down may have exited at start-up:
             // started again, as Kubernetes would.
@@ -191,6 +289,151 @@ final class Faults {
         for (Thread thread : rollouts) {
             thread.join();
         }
+    }
+
+    /** The clustered rig's faults of some kinds, one after another, each at its time or when the one before ended. */
+    private void runCluster(Instant start, List<Kind> kinds) throws InterruptedException {
+        for (Planned fault : plan) {
+            if (!kinds.contains(fault.kind())) {
+                continue;
+            }
+            awaitDue(start, fault);
+            double startedAt = seconds(start);
+            String detail;
+            try {
+                detail = injectOne(fault, start);
+                count(fault.kind());
+            } catch (RuntimeException e) {
+                detail = "FAILED, not counted: " + e.getMessage();
+                failed(startedAt, fault.kind(), e);
+            }
+            revive();
+            record(String.format("%6.1fs %s (%s)", startedAt, fault.kind().label, detail));
+        }
+    }
+
+    private synchronized void failed(double at, Kind kind, RuntimeException e) {
+        failed.add(String.format("%.1fs %s: %s", at, kind.label, e.getMessage()));
+    }
+
+    /** Faults whose injection failed or did nothing: each fails the run. */
+    synchronized List<String> failed() {
+        return List.copyOf(failed);
+    }
+
+    private void mark(Kind kind, String detail, Instant at, boolean nodeDeath) {
+        if (recovery != null) {
+            recovery.mark(new Recovery.Mark(
+                    kind.label + (detail.isEmpty() ? "" : ": " + detail),
+                    at,
+                    Instant.now(),
+                    kind != Kind.PG_FAILOVER
+                            && kind != Kind.POSTGRES_RESTART
+                            && kind != Kind.POSTGRES_TERMINATE_BACKENDS,
+                    nodeDeath));
+        }
+    }
+
+    /** SIGKILL of broker node {@code node}, down for a few seconds (a pod rescheduled), started again. */
+    private String killAndRestart(Kind kind, int node, String why) throws InterruptedException {
+        Instant at = Instant.now();
+        long pid = ctl.killNode(node);
+        Thread.sleep(5_000);
+        ctl.startNode(node);
+        String detail = String.format(
+                "node %d (%s), pid %d, started again %.1f s after the SIGKILL",
+                node, why, pid, Duration.between(at, Instant.now()).toMillis() / 1000.0);
+        mark(kind, detail, at, true);
+        return detail;
+    }
+
+    /** The index of a rig node named "chaos-cN@localhost". */
+    static int nodeIndex(String node) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)@").matcher(node);
+        if (!m.find()) {
+            throw new IllegalStateException("not a node of the rig: " + node);
+        }
+        return Integer.parseInt(m.group(1));
+    }
+
+    /** A node whose every connection of the soak's vhost is a worker's (at least one), or 0. */
+    static int workerOnlyNode(Facts.Watch watch) {
+        for (var node : watch.servicesPerNode().entrySet()) {
+            if (!node.getValue().isEmpty() && node.getValue().stream().allMatch(s -> s.startsWith("worker-"))) {
+                return nodeIndex(node.getKey());
+            }
+        }
+        return 0;
+    }
+
+    private String pauseNode(Planned fault) throws InterruptedException {
+        int node = fault.process() / 100;
+        int secs = fault.process() % 100;
+        Instant at = Instant.now();
+        long pid = ctl.pauseNode(node);
+        Thread.sleep(secs * 1_000L);
+        ctl.resumeNode(node);
+        // The resumed node finds the partition within a few ticks; look for it for up to 30 s.
+        Map<Integer, List<String>> partitions = Map.of();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            partitions = ctl.partitions();
+            if (partitions.values().stream().anyMatch(p -> !p.isEmpty())) {
+                break;
+            }
+            Thread.sleep(5_000);
+        }
+        String healed = "no partition recorded";
+        if (partitions.values().stream().anyMatch(p -> !p.isEmpty())) {
+            ctl.healNode(node);
+            Map<Integer, List<String>> after = ctl.partitions();
+            healed = "partition recorded " + partitions + ", healed (restart of node " + node + "'s broker app)"
+                    + (after.values().stream().anyMatch(p -> !p.isEmpty()) ? ", STILL recorded: " + after : "");
+        }
+        String detail = String.format("node %d, pid %d, stopped %d s; %s", node, pid, secs, healed);
+        mark(Kind.MQ_NODE_PAUSE, detail, at, false);
+        return detail;
+    }
+
+    /**
+     * The database failover: the standby is stopped for 5 s first (it lags, as after a network blip: with
+     * synchronous replication commits wait, with an asynchronous standby they are acknowledged and never
+     * reach it), then the primary is stopped too, the standby resumed, and after {@code secs} the primary is
+     * SIGKILLed, the standby promoted and the old primary brought back as the new standby.
+     */
+    private String failover(int secs) throws InterruptedException {
+        Instant at = Instant.now();
+        String standby = ctl.pauseDatabase("standby");
+        Thread.sleep(5_000);
+        String primary = ctl.pauseDatabase("primary");
+        ctl.resumeDatabase(standby.split("\\s+")[1]);
+        // Into the stop, past any sane socket timeout: the threads still waiting on the stopped primary
+        // (no reset, no answer) are the ones a missing JDBC socketTimeout leaves hanging.
+        long into = Math.min(20, Math.max(1, secs - 5));
+        Thread.sleep(into * 1_000L);
+        String waiting;
+        try {
+            waiting = "threads waiting on the database " + into + " s into the stop: " + ctl.jdbcThreads();
+        } catch (RuntimeException e) {
+            waiting = "threads not counted: " + e.getMessage();
+        }
+        Thread.sleep((secs - into) * 1_000L);
+        String killed = ctl.killPrimary();
+        String promoted = ctl.promoteStandby();
+        Instant promotedAt = Instant.now();
+        String rejoined = ctl.rejoinStandby();
+        String detail = String.format(
+                "standby %s 5 s, primary %s %d s (%s), %s, %s %.1f s after the pause, %s",
+                standby,
+                primary,
+                secs,
+                waiting,
+                killed,
+                promoted,
+                Duration.between(at, promotedAt).toMillis() / 1000.0,
+                rejoined);
+        mark(Kind.PG_FAILOVER, detail, at, false);
+        return detail;
     }
 
     /** The rollouts of one kind, each at its time or when the one before it has ended. */
@@ -333,6 +576,20 @@ final class Faults {
         return skipped;
     }
 
+    /** One fault; those that take a broker node down one at a time (see {@link #brokerNodes}). */
+    private String injectOne(Planned fault, Instant start) throws InterruptedException {
+        boolean nodeDown = fault.kind() == Kind.MQ_LEADER_KILL
+                || fault.kind() == Kind.MQ_WORKER_NODE_KILL
+                || fault.kind() == Kind.MQ_NODE_PAUSE
+                || fault.kind() == Kind.RABBITMQ_RESTART && fault.process() > 0;
+        if (!nodeDown) {
+            return inject(fault, start);
+        }
+        synchronized (brokerNodes) {
+            return inject(fault, start);
+        }
+    }
+
     private String inject(Planned fault, Instant start) throws InterruptedException {
         switch (fault.kind()) {
             case WORKER_SIGKILL -> {
@@ -350,12 +607,63 @@ final class Faults {
                 ctl.spawn(process);
                 return process + (midRequest ? ", with requests in flight" : ", idle at the time");
             }
-            case RABBITMQ_CLOSE_CONNECTIONS -> ctl.closeBrokerConnections();
-            case RABBITMQ_RESTART -> ctl.restartBroker();
-            case POSTGRES_TERMINATE_BACKENDS -> {
-                return ctl.terminateBackends() + " connections";
+            case RABBITMQ_CLOSE_CONNECTIONS -> {
+                Instant at = Instant.now();
+                int closed = ctl.closeBrokerConnections();
+                if (closed == 0) {
+                    throw new IllegalStateException("closed 0 connections of the soak's vhost: the fault did nothing");
+                }
+                mark(fault.kind(), closed + " connections", at, false);
+                return closed + " connections";
             }
-            case POSTGRES_RESTART -> ctl.restartDatabase();
+            case RABBITMQ_RESTART -> {
+                Instant at = Instant.now();
+                if (fault.process() > 0) {
+                    ctl.restartBrokerNode(fault.process());
+                    mark(fault.kind(), "node " + fault.process(), at, false);
+                    return "node " + fault.process() + ", graceful";
+                }
+                ctl.restartBroker();
+                mark(fault.kind(), "", at, false);
+            }
+            case MQ_LEADER_KILL -> {
+                return killAndRestart(fault.kind(), ctl.leader(Checker.WORK_QUEUE), "leader of " + Checker.WORK_QUEUE);
+            }
+            case MQ_WORKER_NODE_KILL -> {
+                Facts.Watch watch = ctl.watch();
+                int node = workerOnlyNode(watch);
+                if (node == 0) {
+                    throw new IllegalStateException("no node holds only worker connections (services per node: "
+                            + watch.servicesPerNode() + ")");
+                }
+                return killAndRestart(fault.kind(), node, "worker connections only: " + watch.servicesPerNode());
+            }
+            case MQ_NODE_PAUSE -> {
+                return pauseNode(fault);
+            }
+            case PG_FAILOVER -> {
+                synchronized (database) {
+                    return failover(fault.process());
+                }
+            }
+            case POSTGRES_TERMINATE_BACKENDS -> {
+                int terminated;
+                Instant at;
+                synchronized (database) {
+                    at = Instant.now();
+                    terminated = ctl.terminateBackends();
+                }
+                mark(fault.kind(), terminated + " connections", at, false);
+                return terminated + " connections";
+            }
+            case POSTGRES_RESTART -> {
+                Instant at;
+                synchronized (database) {
+                    at = Instant.now();
+                    ctl.restartDatabase();
+                }
+                mark(fault.kind(), "", at, false);
+            }
             case WORK_QUEUE_DELETED -> {
                 ctl.deleteQueue(Checker.WORK_QUEUE);
                 synchronized (this) {

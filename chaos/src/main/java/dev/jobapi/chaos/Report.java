@@ -29,7 +29,18 @@ final class Report {
             Duration loadAndDrain,
             int rolledProcesses,
             int forcedKills,
-            Duration queueRedeclaredAfter) {}
+            Duration queueRedeclaredAfter,
+            boolean cluster,
+            boolean asyncStandby,
+            List<String> failedInjections,
+            String clusterSection,
+            List<String> clusterViolations) {
+
+        /** No fault failed or did nothing, and the clustered rig's enforced checks held. */
+        boolean clean() {
+            return failedInjections.isEmpty() && clusterViolations.isEmpty();
+        }
+    }
 
     static String render(Run run, ClientLedger.Saved ledger, Checker.Result result) {
         StringBuilder out = new StringBuilder();
@@ -54,8 +65,15 @@ final class Report {
                     .append(" of at most ")
                     .append(run.drainBudget().toSeconds())
                     .append(" s)\n");
-            out.append("- system: 2 api processes, 3 worker processes, fake provider, own PostgreSQL and RabbitMQ\n");
-            out.append("- rerun: `chaos/run --minutes ")
+            out.append(
+                    run.cluster()
+                            ? "- system: 2 api processes, 3 worker processes, fake provider, three RabbitMQ nodes clustered,"
+                                    + " a PostgreSQL primary with a streaming standby (chaos/run --cluster)\n"
+                            : "- system: 2 api processes, 3 worker processes, fake provider, own PostgreSQL and RabbitMQ\n");
+            out.append("- rerun: `chaos/run ")
+                    .append(run.cluster() ? "--cluster " : "")
+                    .append(run.asyncStandby() ? "--async-standby " : "")
+                    .append("--minutes ")
                     .append(run.minutes())
                     .append(" --jobs ")
                     .append(run.jobs())
@@ -152,6 +170,17 @@ final class Report {
             out.append("\n\n```\n");
             run.faultLog().forEach(line -> out.append(line).append('\n'));
             out.append("```\n");
+            if (!run.failedInjections().isEmpty()) {
+                out.append("\n## Faults that failed or did nothing (each fails the run)\n\n");
+                run.failedInjections()
+                        .forEach(line -> out.append("- ").append(line).append('\n'));
+            }
+            out.append(run.clusterSection());
+            if (!run.clusterViolations().isEmpty()) {
+                out.append("\n### Clustered checks that failed\n\n");
+                run.clusterViolations()
+                        .forEach(line -> out.append("- ").append(line).append('\n'));
+            }
         }
 
         out.append("\n## Figures after the drain\n\n");
@@ -190,7 +219,10 @@ final class Report {
                     .forEach(line -> out.append("- ").append(line).append('\n'));
         }
         out.append("\n**")
-                .append(result.clean() ? "PASS: zero violations" : "FAIL: violations found")
+                .append(
+                        result.clean() && (run == null || run.clean())
+                                ? "PASS: zero violations"
+                                : "FAIL: violations found")
                 .append("**\n");
         return out.toString();
     }

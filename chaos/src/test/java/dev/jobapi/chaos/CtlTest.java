@@ -42,6 +42,18 @@ class CtlTest {
                         "  'pg-terminate ') echo 'WARNING:  PID 42 is not a PostgreSQL backend process' >&2; echo 14 ;;",
                         "  'queues ') printf 'jobs.attempts 12\\njobs.attempts.dlq 3\\n' ;;",
                         "  'mq-restart ') echo 'rabbitmqctl: node down' >&2; exit 1 ;;",
+                        "  'mq-close-connections ') echo 'closed 5' ;;",
+                        "  'mq-leader jobs.attempts') echo 2 ;;",
+                        "  'mq-node-kill 2') echo 'killed 2 pid 4711' ;;",
+                        "  'mq-node-pause 3') echo 'paused 3 pid 4712' ;;",
+                        "  'mq-node-resume 3') echo 'resumed 3 pid 4712' ;;",
+                        "  'mq-partitions ') printf '1 partitions chaos-c3@localhost\\n2 partitions \\n' ;;",
+                        "  'mq-watch ') printf '%s\\n' 'queue jobs.attempts consumers 3 members 3 online 2 leader chaos-c1@localhost'"
+                                + " 'conn api-1 chaos-c1@localhost jobapi-broker-connection'"
+                                + " 'conn worker-1 chaos-c2@localhost jobapi-attempt-consumer'"
+                                + " 'conn worker-1 chaos-c2@localhost jobapi-broker-connection' ;;",
+                        "  'pg-pause standby') echo 'paused b pid 99' ;;",
+                        "  'jdbc-threads ') printf 'api-1 0\\nworker-2 7\\n' ;;",
                         "esac",
                         ""));
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
@@ -80,6 +92,35 @@ class CtlTest {
                         "ctl spawn worker-1",
                         "ctl revive api-2 worker-3",
                         "ctl mq-delete-queue jobs.attempts");
+    }
+
+    @Test
+    void readsTheClusterRigsAnswers() {
+        assertThat(ctl.closeBrokerConnections()).isEqualTo(5);
+        assertThat(ctl.leader("jobs.attempts")).isEqualTo(2);
+        assertThat(ctl.killNode(2)).isEqualTo(4711L);
+        assertThat(ctl.pauseNode(3)).isEqualTo(4712L);
+        assertThat(ctl.resumeNode(3)).isEqualTo(4712L);
+        assertThat(ctl.partitions()).isEqualTo(Map.of(1, List.of("chaos-c3@localhost"), 2, List.of()));
+        assertThat(ctl.pauseDatabase("standby")).isEqualTo("paused b pid 99");
+        assertThat(ctl.jdbcThreads()).isEqualTo(Map.of("api-1", 0, "worker-2", 7));
+
+        Facts.Watch watch = ctl.watch();
+        assertThat(watch.queues().get("jobs.attempts"))
+                .isEqualTo(new Facts.QueueState("jobs.attempts", 3, 3, 2, "chaos-c1@localhost"));
+        assertThat(watch.connectionsPerService()).isEqualTo(Map.of("api-1", 1, "worker-1", 2));
+        assertThat(watch.servicesWith(Recovery.CONSUMER_CONNECTION)).containsExactly("worker-1");
+        assertThat(Faults.workerOnlyNode(watch)).isEqualTo(2);
+    }
+
+    @Test
+    void anAnswerThatSaysNothingHappenedOrIsOutsideTheProtocolFails() {
+        assertThatThrownBy(() -> Facts.count("closed", "closed")).hasMessageContaining("not 'closed N'");
+        assertThatThrownBy(() -> Facts.pid("killed 2", "killed")).hasMessageContaining("'killed 2'");
+        assertThatThrownBy(() -> ctl.leader("jobs.attempts.dlq")).hasMessageContaining("mq-leader answered ''");
+        assertThat(Faults.workerOnlyNode(
+                        Facts.Watch.parse("conn api-1 chaos-c1@localhost x\nconn worker-2 chaos-c1@localhost y")))
+                .isZero();
     }
 
     @Test

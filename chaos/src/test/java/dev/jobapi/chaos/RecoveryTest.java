@@ -1,0 +1,135 @@
+package dev.jobapi.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The clustered soak's recovery figures over crafted samples: no broker, no clock. */
+class RecoveryTest {
+
+    private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
+
+    private static Instant at(double seconds) {
+        return T0.plusMillis((long) (seconds * 1000));
+    }
+
+    private static Recovery.BrokerSample sample(double seconds, int consumers, int online, String... conns) {
+        StringBuilder answer = new StringBuilder("queue jobs.attempts consumers " + consumers + " members 3 online "
+                + online + " leader chaos-c1@localhost\n");
+        for (String conn : conns) {
+            answer.append("conn ").append(conn).append('\n');
+        }
+        return new Recovery.BrokerSample(at(seconds), Facts.Watch.parse(answer.toString()));
+    }
+
+    @Test
+    void measuresFromTheFaultToTheFirstGoodAnswerAfterTheLastBadOne() {
+        Recovery.Mark kill = new Recovery.Mark("leader kill", at(10), at(16), true, true);
+        List<Recovery.IntakeAnswer> intake = List.of(
+                new Recovery.IntakeAnswer(at(9), 201),
+                new Recovery.IntakeAnswer(at(11), 503),
+                new Recovery.IntakeAnswer(at(13), 500),
+                new Recovery.IntakeAnswer(at(13.5), -1),
+                new Recovery.IntakeAnswer(at(14.5), 200));
+        String w1 = "worker-1 chaos-c1@localhost jobapi-attempt-consumer";
+        String w2 = "worker-2 chaos-c1@localhost jobapi-attempt-consumer";
+        List<Recovery.BrokerSample> broker = List.of(
+                sample(8, 2, 3, w1, w2),
+                sample(12, 1, 2, w1),
+                sample(16, 2, 2, w1, w2),
+                sample(20, 2, 3, w1, w2, "worker-2 chaos-c2@localhost jobapi-broker-connection"));
+
+        Recovery.Healed healed = Recovery.healed(kill, intake, broker, List.of());
+
+        assertThat(healed.failedIntake()).isEqualTo(2);
+        assertThat(healed.unanswered()).isEqualTo(1);
+        assertThat(healed.sampled()).isTrue();
+        assertThat(healed.intake()).isEqualTo(Duration.ofMillis(4500));
+        assertThat(healed.workers()).isEqualTo(Duration.ofSeconds(6));
+        assertThat(healed.members()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(healed.connectionsBack()).isFalse();
+        assertThat(healed.connections()).contains("worker-2=1→2");
+    }
+
+    @Test
+    void aFaultNothingNoticedHealedAtOnceAndOneNeverHealedSaysSo() {
+        Recovery.Mark close = new Recovery.Mark("close", at(10), at(10), true, false);
+        String w1 = "worker-1 chaos-c1@localhost jobapi-attempt-consumer";
+        Recovery.Healed quiet = Recovery.healed(
+                close,
+                List.of(new Recovery.IntakeAnswer(at(11), 201)),
+                List.of(sample(8, 1, 3, w1), sample(12, 1, 3, w1)),
+                List.of());
+        assertThat(quiet.intake()).isEqualTo(Duration.ZERO);
+        assertThat(quiet.workers()).isEqualTo(Duration.ZERO);
+        assertThat(quiet.connectionsBack()).isTrue();
+
+        Recovery.Healed never = Recovery.healed(
+                close, List.of(), List.of(sample(8, 1, 3, w1), sample(12, 0, 2), sample(16, 0, 2)), List.of());
+        assertThat(never.workers()).isNull();
+        assertThat(never.members()).isNull();
+        assertThat(Recovery.seconds(never.workers())).isEqualTo("**not back**");
+    }
+
+    @Test
+    void aFiveHundredWhileTheDatabaseFailsOverIsTheDatabasesNotTheBrokers() {
+        Recovery.Mark kill = new Recovery.Mark("leader kill", at(10), at(16), true, true);
+        Recovery.Mark failover = new Recovery.Mark("failover", at(5), at(20), false, false);
+        List<Recovery.IntakeAnswer> intake = List.of(
+                new Recovery.IntakeAnswer(at(12), 500),
+                new Recovery.IntakeAnswer(at(36), 500),
+                new Recovery.IntakeAnswer(at(40), 201));
+        Recovery.Healed healed = Recovery.healed(kill, intake, List.of(), List.of(failover));
+        assertThat(healed.failedIntake()).isEqualTo(1);
+        assertThat(healed.intake()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(healed.sampled()).isFalse();
+    }
+
+    @Test
+    void countsOnlyNotReadyTimeTheReadinessBlamesOnTheBroker() {
+        String brokerDown =
+                "{\"status\":\"DOWN\",\"checks\":[{\"name\":\"rabbitmq-attempt-queue\",\"status\":\"DOWN\"},"
+                        + "{\"name\":\"Database connections health check\",\"status\":\"UP\"}]}";
+        String dbDown = "{\"status\":\"DOWN\",\"checks\":[{\"name\":\"rabbitmq-attempt-queue\",\"status\":\"UP\"}]}";
+        assertThat(Recovery.brokerDown(brokerDown)).isTrue();
+        assertThat(Recovery.brokerDown(dbDown)).isFalse();
+        assertThat(Recovery.brokerDown("not json")).isFalse();
+
+        List<Recovery.Readiness> samples = new ArrayList<>();
+        samples.add(new Recovery.Readiness("api-1", at(0), true, false));
+        samples.add(new Recovery.Readiness("api-1", at(1), false, true));
+        samples.add(new Recovery.Readiness("api-1", at(13), false, true));
+        samples.add(new Recovery.Readiness("api-1", at(14), true, false));
+        samples.add(new Recovery.Readiness("api-2", at(1), false, false));
+        samples.add(new Recovery.Readiness("api-2", at(30), false, false));
+        assertThat(Recovery.longestBrokerNotReady(samples))
+                .containsEntry("api-1", Duration.ofSeconds(12))
+                .containsEntry("api-2", Duration.ZERO);
+    }
+
+    @Test
+    void theClusterScheduleHasEveryClusterFaultAndIsTheSameForTheSameSeed() {
+        List<Faults.Planned> plan = Faults.clusterSchedule(42, Duration.ofMinutes(30));
+        assertThat(plan).isEqualTo(Faults.clusterSchedule(42, Duration.ofMinutes(30)));
+        assertThat(plan.stream().filter(p -> p.kind() == Faults.Kind.MQ_LEADER_KILL))
+                .hasSize(6);
+        assertThat(plan.stream().filter(p -> p.kind() == Faults.Kind.MQ_WORKER_NODE_KILL))
+                .hasSize(6);
+        assertThat(plan.stream().filter(p -> p.kind() == Faults.Kind.MQ_NODE_PAUSE))
+                .hasSize(3)
+                .allSatisfy(p -> {
+                    assertThat(p.process() / 100).isBetween(1, 3);
+                    assertThat(p.process() % 100).isBetween(60, 90);
+                });
+        assertThat(plan.stream().filter(p -> p.kind() == Faults.Kind.PG_FAILOVER))
+                .hasSize(3)
+                .allSatisfy(p -> assertThat(p.process()).isBetween(30, 60));
+        assertThat(plan.stream().filter(p -> p.kind() == Faults.Kind.RABBITMQ_RESTART))
+                .singleElement()
+                .satisfies(p -> assertThat(p.process()).isBetween(1, 3));
+    }
+}
