@@ -92,6 +92,7 @@ public class BrokerConnection {
     void registerGauge(@Observes StartupEvent event, MeterRegistry registry) {
         Gauge.builder("jobapi.broker.connected", this, broker -> broker.connected() ? 1 : 0)
                 .description("1 while this process holds an open AMQP connection to RabbitMQ, else 0")
+                .strongReference(true) // the gauge keeps its bean; a weak one was seen to vanish from a scrape
                 .register(registry);
     }
 

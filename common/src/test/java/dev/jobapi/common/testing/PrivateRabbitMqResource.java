@@ -30,13 +30,17 @@ public class PrivateRabbitMqResource implements QuarkusTestResourceLifecycleMana
         }
         node = new PrivateRabbitMq(name, port);
         node.start();
+        // The address list names a port nobody listens on before the node's, as a cluster's list
+        // names a node that is down: a connection must go on to the next. Host and port name the
+        // refusing one, so an application that ignored the list would not reach the broker at all.
+        int nobody = port - 1;
         return Map.of(
                 "rabbitmq-host",
                 "127.0.0.1",
                 "rabbitmq-port",
-                String.valueOf(port),
+                String.valueOf(nobody),
                 "rabbitmq-addresses",
-                "127.0.0.1:" + port,
+                "127.0.0.1:" + nobody + ",127.0.0.1:" + port,
                 "rabbitmq-virtual-host",
                 "/",
                 "rabbitmq-username",
