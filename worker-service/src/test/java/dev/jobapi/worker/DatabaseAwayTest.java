@@ -91,6 +91,38 @@ class DatabaseAwayTest extends WorkerTestSupport {
         assertThat(runs).hasValue(3);
     }
 
+    /**
+     * A connection lost during the commit leaves the commit's outcome unknown: a primary shut down
+     * while the commit waited for its synchronous standby keeps it. The step is not run again on
+     * what it would then find done (its plan for after the commit would be lost); its failure goes
+     * to the caller, whose recovery starts from what is committed. The commit here fails as a lost
+     * connection does (SQLSTATE 08006), raised by a deferred trigger at the commit itself.
+     */
+    @Test
+    void aStepWhoseCommitLostItsConnectionIsNotRunAgain() {
+        UUID attempt = aStartingAttempt(aJob("commit unknown"), "fake-a");
+        execute("CREATE TABLE IF NOT EXISTS test_commit_refusal (id int)");
+        execute("CREATE OR REPLACE FUNCTION test_refuse_commit() RETURNS trigger LANGUAGE plpgsql AS"
+                + " $$ BEGIN RAISE EXCEPTION 'connection lost at commit' USING ERRCODE = '08006'; END $$");
+        execute("DROP TRIGGER IF EXISTS test_refuse_commit ON test_commit_refusal");
+        execute("CREATE CONSTRAINT TRIGGER test_refuse_commit AFTER INSERT ON test_commit_refusal"
+                + " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_refuse_commit()");
+        AtomicInteger runs = new AtomicInteger();
+        try {
+            assertThatThrownBy(() -> steps.run(attempt, null, step -> {
+                        runs.incrementAndGet();
+                        em.createNativeQuery("INSERT INTO test_commit_refusal VALUES (1)")
+                                .executeUpdate();
+                        return "planned";
+                    }))
+                    .satisfies(
+                            failure -> assertThat(DatabaseAway.isCause(failure)).isTrue());
+            assertThat(runs).hasValue(1);
+        } finally {
+            execute("DROP TABLE test_commit_refusal");
+        }
+    }
+
     @Test
     void aStatementOnAConnectionThatWentSilentGivesUpAtTheSocketTimeout() {
         assertThatThrownBy(() -> QuarkusTransaction.requiringNew()

@@ -20,21 +20,35 @@ public final class DatabaseAway {
      * connection reached a node that is a standby now), or no connection to be had from the pool.
      */
     public static boolean isCause(Throwable failure) {
-        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-            if (cause instanceof JDBCConnectionException || cause instanceof SQLTransientConnectionException) {
+        return isCause(failure, 0);
+    }
+
+    /** The cause chain and what each link suppressed (a failed commit's XA error is suppressed there). */
+    private static boolean isCause(Throwable failure, int depth) {
+        for (Throwable cause = failure; cause != null && depth < 20; cause = cause.getCause(), depth++) {
+            if (says(cause)) {
                 return true;
             }
-            if (cause instanceof SQLException sql && sql.getSQLState() != null) {
-                String state = sql.getSQLState();
-                if (state.startsWith("08") || state.startsWith("57P") || "25006".equals(state)) {
+            for (Throwable suppressed : cause.getSuppressed()) {
+                if (isCause(suppressed, depth + 1)) {
                     return true;
                 }
             }
-            if (cause instanceof SQLException sql
-                    && sql.getMessage() != null
-                    && sql.getMessage().contains("acquisition timeout")) {
-                return true; // Agroal's: every pooled connection busy or being replaced
+        }
+        return false;
+    }
+
+    private static boolean says(Throwable cause) {
+        if (cause instanceof JDBCConnectionException || cause instanceof SQLTransientConnectionException) {
+            return true;
+        }
+        if (cause instanceof SQLException sql) {
+            String state = sql.getSQLState();
+            if (state != null && (state.startsWith("08") || state.startsWith("57P") || "25006".equals(state))) {
+                return true;
             }
+            // Agroal's: every pooled connection busy or being replaced.
+            return sql.getMessage() != null && sql.getMessage().contains("acquisition timeout");
         }
         return false;
     }

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.hibernate.StaleStateException;
 import org.jboss.logging.Logger;
 
@@ -134,9 +135,13 @@ public class AttemptSteps {
 
     /**
      * Runs {@code step} in its own transaction, again on a write conflict, and again after a pause
-     * while the database is away (a failover, a restart) for up to {@link #DATABASE_PATIENCE}. A
-     * commit whose answer was lost may have committed: the rerun loads what is committed and decides
-     * on that, as after a conflict.
+     * while the database is away (a failover, a restart) for up to {@link #DATABASE_PATIENCE}, when
+     * it went away before the commit began. A failure during the commit is thrown, never run again
+     * here: the commit may have happened (a primary shut down while the commit waited for its
+     * synchronous standby keeps it, and its client is told "terminating connection"), and what the
+     * step planned after it (an apply on the target) would be lost to a rerun that finds its work
+     * done. The caller's recovery (the message comes back, the sweep resumes a stalled apply) starts
+     * from what is committed.
      *
      * @param whenMissing what the step returns when the attempt does not exist
      */
@@ -145,6 +150,7 @@ public class AttemptSteps {
         Duration pause = FIRST_PAUSE;
         for (int conflicts = 1; ; ) {
             List<Runnable> afterCommit = new ArrayList<>();
+            AtomicBoolean committing = new AtomicBoolean();
             try {
                 T result = QuarkusTransaction.requiringNew().call(() -> {
                     Loaded loaded = load(attemptId);
@@ -154,6 +160,7 @@ public class AttemptSteps {
                     T value = step.run(loaded);
                     em.flush(); // the version checks happen here, inside the rerun loop
                     afterCommit.addAll(loaded.afterCommit);
+                    committing.set(true);
                     return value;
                 });
                 afterCommit.forEach(Runnable::run);
@@ -161,7 +168,9 @@ public class AttemptSteps {
             } catch (RuntimeException e) {
                 if (isWriteConflict(e) && conflicts++ < RUNS) {
                     LOG.debugf("Step on attempt %s met a concurrent change; running it again", attemptId);
-                } else if (DatabaseAway.isCause(e) && System.nanoTime() + pause.toNanos() < giveUpAt) {
+                } else if (!committing.get()
+                        && DatabaseAway.isCause(e)
+                        && System.nanoTime() + pause.toNanos() < giveUpAt) {
                     LOG.warnf(
                             "Step on attempt %s could not reach the database (%s); again in %d ms",
                             attemptId, e.toString(), pause.toMillis());
