@@ -33,7 +33,8 @@ final class Faults {
         WORK_QUEUE_DELETED("rabbitmqctl delete_queue jobs.attempts (the services must declare it again)"),
         POISON_MESSAGES("poison messages published to jobs.attempts (must end in the DLQ, alone)"),
         MQ_LEADER_KILL("SIGKILL the RabbitMQ node leading jobs.attempts, restart it"),
-        MQ_WORKER_NODE_KILL("SIGKILL a RabbitMQ node holding only worker connections, restart it"),
+        MQ_WORKER_NODE_KILL(
+                "SIGKILL a RabbitMQ node holding worker connections (only theirs where one does), restart it"),
         MQ_NODE_PAUSE("SIGSTOP a RabbitMQ node 60-90 s, SIGCONT, heal a partition left recorded"),
         PG_FAILOVER("PostgreSQL failover: standby lags 5 s, primary SIGSTOPped 30-60 s, SIGKILLed, standby"
                 + " promoted, old primary rejoined as the standby");
@@ -357,13 +358,28 @@ final class Faults {
     }
 
     /** A node whose every connection of the soak's vhost is a worker's (at least one), or 0. */
+    /**
+     * The node to kill for "a node holding worker connections": one holding only workers'
+     * connections when there is one; else, since clients spread over the address list at random,
+     * the node holding the most workers' connections (api connections on it are lost too). 0 when no
+     * node holds a worker's connection.
+     */
     static int workerOnlyNode(Facts.Watch watch) {
+        int best = 0;
+        long mostWorkers = 0;
         for (var node : watch.servicesPerNode().entrySet()) {
-            if (!node.getValue().isEmpty() && node.getValue().stream().allMatch(s -> s.startsWith("worker-"))) {
+            long workers = node.getValue().stream()
+                    .filter(s -> s.startsWith("worker-"))
+                    .count();
+            if (workers > 0 && workers == node.getValue().size()) {
                 return nodeIndex(node.getKey());
             }
+            if (workers > mostWorkers) {
+                mostWorkers = workers;
+                best = nodeIndex(node.getKey());
+            }
         }
-        return 0;
+        return best;
     }
 
     private String pauseNode(Planned fault) throws InterruptedException {
@@ -633,10 +649,10 @@ final class Faults {
                 Facts.Watch watch = ctl.watch();
                 int node = workerOnlyNode(watch);
                 if (node == 0) {
-                    throw new IllegalStateException("no node holds only worker connections (services per node: "
-                            + watch.servicesPerNode() + ")");
+                    throw new IllegalStateException(
+                            "no node holds a worker's connection (services per node: " + watch.servicesPerNode() + ")");
                 }
-                return killAndRestart(fault.kind(), node, "worker connections only: " + watch.servicesPerNode());
+                return killAndRestart(fault.kind(), node, "services per node: " + watch.servicesPerNode());
             }
             case MQ_NODE_PAUSE -> {
                 return pauseNode(fault);
