@@ -25,7 +25,7 @@ final class Recovery {
 
     /** The worker's consumer connection (worker-service's AttemptConsumer names it). */
     static final String CONSUMER_CONNECTION = "jobapi-attempt-consumer";
-    /** The readiness check that reads the broker (common's BrokerReadinessCheck). */
+    /** The broker check's name (common's BrokerHealthCheck; in the api no longer part of readiness). */
     static final String BROKER_CHECK = "rabbitmq";
     /** Issue 29's bounds. */
     static final Duration API_NOT_READY_BOUND = Duration.ofSeconds(10);
