@@ -42,7 +42,9 @@ public final class ChaosMain {
             boolean cluster,
             boolean asyncStandby,
             List<URI> apiManagement,
-            List<URI> workerManagement) {
+            List<URI> workerManagement,
+            Duration sweepInterval,
+            Duration dbSocketTimeout) {
 
         static Options parse(String[] args) {
             if (args.length == 0 || !(args[0].equals("run") || args[0].equals("check"))) {
@@ -78,7 +80,9 @@ public final class ChaosMain {
                     "cluster".equals(values.getOrDefault("rig", "single")),
                     "async".equals(values.getOrDefault("standby", "sync")),
                     uris(values.getOrDefault("management", "")),
-                    uris(values.getOrDefault("worker-management", "")));
+                    uris(values.getOrDefault("worker-management", "")),
+                    Duration.ofSeconds(Long.parseLong(values.getOrDefault("sweep-interval-s", "2"))),
+                    Duration.ofSeconds(Long.parseLong(values.getOrDefault("db-socket-timeout-s", "30"))));
         }
 
         private static List<URI> uris(String list) {
@@ -162,14 +166,20 @@ public final class ChaosMain {
         Duration budget = Drain.budget(options.minutes(), options.jobs());
         Duration drainTook = drain.await(budget);
         faults.stopWatching();
-        List<String> clusterViolations = new ArrayList<>();
-        String clusterSection = "";
+        List<String> serviceViolations = new ArrayList<>();
+        String serviceSection = "";
         if (recovery != null) {
             recovery.stop();
-            clusterSection = recovery.render(clusterViolations);
-            recovery.finalMembers(clusterViolations);
+            serviceSection = recovery.render(serviceViolations);
+            recovery.finalMembers(serviceViolations);
         }
         Duration loadAndDrain = Duration.between(loadStart, Instant.now());
+        serviceSection += EndOfRunChecks.render(
+                EndOfRunChecks.lookupsCloserThan(fakeLog.lookups(), options.sweepInterval()),
+                EndOfRunChecks.blockedThreads(ctl, options.dbSocketTimeout()),
+                options.sweepInterval(),
+                options.dbSocketTimeout(),
+                serviceViolations);
 
         System.out.println("==> checking");
         ClientLedger.Saved saved = ledger.saved();
@@ -196,8 +206,8 @@ public final class ChaosMain {
                 options.cluster(),
                 options.asyncStandby(),
                 faults.failed(),
-                clusterSection,
-                clusterViolations);
+                serviceSection,
+                serviceViolations);
         return report(options, Report.render(summary, saved, result), result) && summary.clean();
     }
 

@@ -7,6 +7,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -169,15 +170,15 @@ class Ctl {
     }
 
     /**
-     * Per api and worker process: how many of its threads wait on the database now (a thread dump, kept in
+     * Per api and worker process: the names of its threads waiting on the database now (a thread dump, kept in
      * .chaos/logs, with a frame in pgjdbc's {@code PGStream.receive*}).
      */
-    Map<String, Integer> jdbcThreads() {
-        Map<String, Integer> threads = new java.util.TreeMap<>();
+    Map<String, Set<String>> jdbcThreads() {
+        Map<String, Set<String>> threads = new java.util.TreeMap<>();
         for (String line : run("jdbc-threads").split("\n")) {
-            String[] words = line.strip().split("\\s+");
-            if (words.length == 2 && words[1].matches("\\d+")) {
-                threads.put(words[0], Integer.parseInt(words[1]));
+            String[] words = line.strip().split("\\s+", 3);
+            if (words.length >= 2 && words[1].matches("\\d+")) {
+                threads.put(words[0], words.length == 3 ? Set.of(words[2].split("\\|")) : Set.of());
             }
         }
         return threads;

@@ -25,22 +25,31 @@ final class FakeLog {
     }
 
     JsonNode fetch() {
+        return get("/fake/requests");
+    }
+
+    /** Each read of stored completions the fake answered: {@code at}, {@code attemptId}, {@code found}. */
+    JsonNode lookups() {
+        return get("/fake/lookups");
+    }
+
+    private JsonNode get(String path) {
         try {
             HttpResponse<String> response = http.send(
                     // Bounded: a fake that cannot answer must not hang the drain and the check.
-                    HttpRequest.newBuilder(fake.resolve("/fake/requests"))
+                    HttpRequest.newBuilder(fake.resolve(path))
                             .timeout(Duration.ofSeconds(60))
                             .build(),
                     HttpResponse.BodyHandlers.ofString());
             if (response.statusCode() != 200) {
-                throw new IllegalStateException("GET /fake/requests -> " + response.statusCode());
+                throw new IllegalStateException("GET " + path + " -> " + response.statusCode());
             }
             return Api.JSON.readTree(response.body());
         } catch (IOException e) {
             throw new IllegalStateException("fake provider unreachable: " + e, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted reading the fake provider's log", e);
+            throw new IllegalStateException("interrupted reading the fake provider's " + path, e);
         }
     }
 

@@ -429,7 +429,7 @@ final class Faults {
         Thread.sleep(into * 1_000L);
         String waiting;
         try {
-            waiting = "threads waiting on the database " + into + " s into the stop: " + ctl.jdbcThreads();
+            waiting = "threads waiting on the database " + into + " s into the stop: " + counts(ctl.jdbcThreads());
         } catch (RuntimeException e) {
             waiting = "threads not counted: " + e.getMessage();
         }
@@ -733,5 +733,11 @@ final class Faults {
     /** How long after its deletion the work queue was back; null when it never came back (or was not deleted). */
     synchronized Duration queueRedeclaredAfter() {
         return queueRedeclaredAfter;
+    }
+
+    private static Map<String, Integer> counts(Map<String, Set<String>> threads) {
+        Map<String, Integer> counts = new java.util.TreeMap<>();
+        threads.forEach((process, names) -> counts.put(process, names.size()));
+        return counts;
     }
 }

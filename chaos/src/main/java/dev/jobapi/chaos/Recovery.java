@@ -344,9 +344,8 @@ final class Recovery {
     /**
      * The report's "Clustered: recovery per fault" section; adds a line to {@code violations} for each
      * enforced check that failed. Enforced: no 5xx to POST /jobs through any broker fault ({@link #finalMembers}
-     * checks the work queue's members after the drain). Reported, enforced once the services' issue-29 fixes land ({@link
-     * #ENFORCE_SERVICE_BOUNDS}): no api not ready over 10 s because of the broker, every worker consuming again
-     * within 15 s of a node's death, broker connections per process back to their count.
+     * checks the work queue's members after the drain), no api not ready over 10 s because of the broker, every worker
+     * consuming again within 15 s of a node's death, broker connections per process back to their count.
      */
     String render(List<String> violations) {
         List<Healed> all = healed();
@@ -386,7 +385,7 @@ final class Recovery {
                         .map(e -> e.getKey() + " " + seconds(e.getValue()))
                         .toList())
                 .append("\n\nIssue 29's bounds on the services (")
-                .append(ENFORCE_SERVICE_BOUNDS ? "enforced" : "reported, not yet enforced: ENFORCE_SERVICE_BOUNDS")
+                .append("each fails the run")
                 .append("):\n\n");
         List<String> bounds = new ArrayList<>();
         notReady.forEach((process, longest) -> {
@@ -400,9 +399,7 @@ final class Recovery {
             out.append("- all held\n");
         }
         bounds.forEach(line -> out.append("- ").append(line).append('\n'));
-        if (ENFORCE_SERVICE_BOUNDS) {
-            violations.addAll(bounds);
-        }
+        violations.addAll(bounds);
         return out.toString();
     }
 
@@ -423,9 +420,6 @@ final class Recovery {
                     + e.getMessage());
         }
     }
-
-    /** Flipped once the services meet issue 29's bounds; until then they are reported only. */
-    static final boolean ENFORCE_SERVICE_BOUNDS = false;
 
     private static void serviceBounds(Healed h, String what, List<String> out) {
         if (!h.sampled()) {

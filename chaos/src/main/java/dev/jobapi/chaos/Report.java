@@ -33,12 +33,12 @@ final class Report {
             boolean cluster,
             boolean asyncStandby,
             List<String> failedInjections,
-            String clusterSection,
-            List<String> clusterViolations) {
+            String serviceSection,
+            List<String> serviceViolations) {
 
         /** No fault failed or did nothing, and the clustered rig's enforced checks held. */
         boolean clean() {
-            return failedInjections.isEmpty() && clusterViolations.isEmpty();
+            return failedInjections.isEmpty() && serviceViolations.isEmpty();
         }
     }
 
@@ -175,10 +175,10 @@ final class Report {
                 run.failedInjections()
                         .forEach(line -> out.append("- ").append(line).append('\n'));
             }
-            out.append(run.clusterSection());
-            if (!run.clusterViolations().isEmpty()) {
-                out.append("\n### Clustered checks that failed\n\n");
-                run.clusterViolations()
+            out.append(run.serviceSection());
+            if (!run.serviceViolations().isEmpty()) {
+                out.append("\n### Service checks that failed (each fails the run)\n\n");
+                run.serviceViolations()
                         .forEach(line -> out.append("- ").append(line).append('\n'));
             }
         }

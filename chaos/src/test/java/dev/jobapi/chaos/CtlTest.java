@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -53,7 +54,7 @@ class CtlTest {
                                 + " 'conn worker-1 chaos-c2@localhost jobapi-attempt-consumer'"
                                 + " 'conn worker-1 chaos-c2@localhost jobapi-broker-connection' ;;",
                         "  'pg-pause standby') echo 'paused b pid 99' ;;",
-                        "  'jdbc-threads ') printf 'api-1 0\\nworker-2 7\\n' ;;",
+                        "  'jdbc-threads ') printf 'api-1 0 \\nworker-2 2 executor-thread-1|lease-keeper-0\\n' ;;",
                         "esac",
                         ""));
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
@@ -103,7 +104,8 @@ class CtlTest {
         assertThat(ctl.resumeNode(3)).isEqualTo(4712L);
         assertThat(ctl.partitions()).isEqualTo(Map.of(1, List.of("chaos-c3@localhost"), 2, List.of()));
         assertThat(ctl.pauseDatabase("standby")).isEqualTo("paused b pid 99");
-        assertThat(ctl.jdbcThreads()).isEqualTo(Map.of("api-1", 0, "worker-2", 7));
+        assertThat(ctl.jdbcThreads())
+                .isEqualTo(Map.of("api-1", Set.of(), "worker-2", Set.of("executor-thread-1", "lease-keeper-0")));
 
         Facts.Watch watch = ctl.watch();
         assertThat(watch.queues().get("jobs.attempts"))

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Supplier;
 
@@ -20,6 +21,8 @@ import java.util.function.Supplier;
 final class ChatCompletions {
 
     private static final String METADATA_PARAM_PREFIX = "metadata[";
+    /** The metadata key our worker puts its attempt id in. */
+    private static final String ATTEMPT_ID = "attempt_id";
 
     private final Supplier<ProviderState> state;
     private final Clock clock;
@@ -83,16 +86,23 @@ final class ChatCompletions {
     /** {@code GET /v1/chat/completions/{id}}: the stored completion, as OpenAI's stored-completions API returns it. */
     void get(HttpExchange exchange, String id) throws IOException {
         ProviderState run = state.get();
-        ObjectNode completion = run.completion(id)
-                .orElseThrow(() -> new ProviderError(404, "No chat completion found with id '" + id + "'."));
+        Optional<ObjectNode> stored = run.completion(id);
+        run.logLookup(new LookupReceived(
+                clock.instant().toString(),
+                stored.map(c -> c.path("metadata").path(ATTEMPT_ID).asText(null))
+                        .orElse(null),
+                stored.isPresent()));
+        ObjectNode completion =
+                stored.orElseThrow(() -> new ProviderError(404, "No chat completion found with id '" + id + "'."));
         Exchanges.sendStalling(exchange, 200, completion, true, run.stallOf(List.of(id)));
     }
 
     /** {@code GET /v1/chat/completions?metadata[key]=value}: stored completions carrying that metadata. */
     void list(HttpExchange exchange) throws IOException {
         ProviderState run = state.get();
-        List<ObjectNode> found = run.completionsWithMetadata(
-                metadataFilter(exchange.getRequestURI().getRawQuery()));
+        Map<String, String> filter = metadataFilter(exchange.getRequestURI().getRawQuery());
+        List<ObjectNode> found = run.completionsWithMetadata(filter);
+        run.logLookup(new LookupReceived(clock.instant().toString(), filter.get(ATTEMPT_ID), !found.isEmpty()));
         ObjectNode page = Exchanges.JSON.createObjectNode();
         page.put("object", "list");
         page.putArray("data").addAll(found);

@@ -41,6 +41,7 @@ public final class FakeProvider implements AutoCloseable {
     private static final String SCRIPTS = "/fake/scripts";
     private static final String REQUESTS = "/fake/requests";
     private static final String CALLBACKS = "/fake/callbacks";
+    private static final String LOOKUPS = "/fake/lookups";
 
     private final HttpServer server;
     private final ExecutorService executor;
@@ -128,6 +129,11 @@ public final class FakeProvider implements AutoCloseable {
         return state.get().callbacks();
     }
 
+    /** The reads of stored completions so far, in arrival order; the same as {@code GET /fake/lookups}. */
+    public List<LookupReceived> lookups() {
+        return state.get().lookups();
+    }
+
     /** Stops listening, drops open connections, interrupts requests still in their delay and drops pending callbacks. */
     public void stop() {
         if (stopped.compareAndSet(false, true)) {
@@ -189,6 +195,8 @@ public final class FakeProvider implements AutoCloseable {
             Exchanges.sendJson(exchange, 200, requests());
         } else if (path.equals(CALLBACKS) && method.equals("GET")) {
             Exchanges.sendJson(exchange, 200, callbacks());
+        } else if (path.equals(LOOKUPS) && method.equals("GET")) {
+            Exchanges.sendJson(exchange, 200, lookups());
         } else {
             throw new ProviderError(404, "Unknown route: " + method + " " + path);
         }

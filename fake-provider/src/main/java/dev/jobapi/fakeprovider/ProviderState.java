@@ -15,7 +15,7 @@ import java.util.TreeSet;
 import java.util.function.UnaryOperator;
 
 /**
- * The scripts, request log, callbacks sent and stored completions of one run.
+ * The scripts, request log, callbacks sent, lookups received and stored completions of one run.
  *
  * <p>A reset replaces the whole object rather than emptying it: a request still sleeping through its delay keeps
  * writing into the state it arrived in, so a late completion of one test can never show up in the next.
@@ -40,6 +40,7 @@ final class ProviderState {
     private final Map<String, List<String>> completionIdsByMetadata = new HashMap<>();
 
     private final List<CallbackSent> callbacks = new ArrayList<>();
+    private final List<LookupReceived> lookups = new ArrayList<>();
 
     synchronized void addScript(Script script) {
         scripts.add(new ScriptCursor(script));
@@ -98,6 +99,14 @@ final class ProviderState {
 
     synchronized List<CallbackSent> callbacks() {
         return List.copyOf(callbacks);
+    }
+
+    synchronized void logLookup(LookupReceived lookup) {
+        lookups.add(lookup);
+    }
+
+    synchronized List<LookupReceived> lookups() {
+        return List.copyOf(lookups);
     }
 
     /** Stores a completion; reading it back stalls {@code stallMs} halfway through the body (0: no stall). */

@@ -394,6 +394,29 @@ class FakeProviderTest {
     }
 
     @Test
+    void logsEachLookupWithTheAttemptItAskedAbout() throws Exception {
+        String id = JSON.readTree(send(chat("one", "attempt-a", false)).body())
+                .path("id")
+                .asText();
+
+        get("/v1/chat/completions?metadata%5Battempt_id%5D=attempt-a");
+        get("/v1/chat/completions/" + id);
+        get("/v1/chat/completions?metadata%5Battempt_id%5D=nobody");
+        get("/v1/chat/completions/chatcmpl-nope");
+
+        JsonNode lookups = JSON.readTree(get("/fake/lookups").body());
+        assertEquals(4, lookups.size());
+        assertEquals(
+                List.of("attempt-a true", "attempt-a true", "nobody false", "null false"),
+                List.of(lookups.get(0), lookups.get(1), lookups.get(2), lookups.get(3)).stream()
+                        .map(l -> l.path("attemptId").asText("null") + " "
+                                + l.path("found").asBoolean())
+                        .toList());
+        assertFalse(lookups.path(0).path("at").asText().isEmpty());
+        assertEquals(fake.lookups(), List.of(JSON.readValue(get("/fake/lookups").body(), LookupReceived[].class)));
+    }
+
+    @Test
     void answersNotFoundInOpenAiShapeForUnknownCompletionsAndRoutes() throws Exception {
         for (String path : List.of("/v1/chat/completions/chatcmpl-nope", "/v1/models", "/")) {
             HttpResponse<String> response = get(path);
