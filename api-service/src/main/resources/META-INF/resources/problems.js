@@ -6,6 +6,7 @@ const MESSAGES = {
   'review-required':
     'Another attempt may still finish. A reviewer must decide before trying another provider.',
   'job-closed': 'This job is already finished or cancelled, so nothing more can be started or stopped on it.',
+  'attempt-limit-reached': 'This job has had as many attempts as one job may have. Submit a new job to try again.',
   'fallback-disabled':
     'Trying another provider is switched off by an operator right now. Try again later.',
   'no-output': 'There is no patch to show yet: no attempt has won.',

@@ -48,6 +48,47 @@ class AttemptRequestTest extends ApiTestSupport {
     }
 
     @Test
+    void aJobTakesNoAttemptPastItsBoundNotEvenFromAReviewer() {
+        String id = createJob(alice, "k-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        for (int attempt = 2; attempt <= 16; attempt++) {
+            execute("UPDATE attempt SET state = 'failed', reason = 'provider said 400' WHERE job_id = '" + id
+                    + "' AND state = 'starting'");
+            requestAttempt(alice, id, "retry-" + attempt, "{\"provider\":\"fake-b\"}")
+                    .then()
+                    .statusCode(201);
+        }
+        execute("UPDATE attempt SET state = 'failed', reason = 'provider said 400' WHERE job_id = '" + id
+                + "' AND state = 'starting'");
+
+        requestAttempt(alice, id, "retry-17", "{\"provider\":\"fake-b\"}")
+                .then()
+                .statusCode(409)
+                .contentType("application/problem+json")
+                .body("code", equalTo("attempt-limit-reached"))
+                .body("attempts", equalTo(16))
+                .body("limit", equalTo(16));
+        requestAttempt(
+                        Tokens.reviewer("rita"),
+                        id,
+                        "retry-18",
+                        "{\"provider\":\"fake-b\",\"supersede\":{\"reason\":\"one more\"}}")
+                .then()
+                .statusCode(409)
+                .body("code", equalTo("attempt-limit-reached"));
+        // A replay is answered with its attempt, bound or not; the job offers no new attempt.
+        requestAttempt(alice, id, "retry-16", "{\"provider\":\"fake-b\"}")
+                .then()
+                .statusCode(200);
+        as(alice).get("/jobs/" + id).then().body("actions", equalTo(List.of("cancel")));
+        assertThat(count("SELECT count(*) FROM attempt WHERE job_id = '" + id + "'"))
+                .isEqualTo(16);
+    }
+
+    @Test
     void fallbackWhileAnAttemptIsStartingNeedsReview() {
         String id = createJob(alice, "k-1", JOB_BODY)
                 .then()

@@ -26,6 +26,7 @@ public enum ProblemCode {
     /** An earlier attempt may still produce a result: only a reviewer's supersession starts another. */
     REVIEW_REQUIRED("review-required"),
     JOB_CLOSED("job-closed"),
+    ATTEMPT_LIMIT_REACHED("attempt-limit-reached"),
     FALLBACK_DISABLED("fallback-disabled"),
     NO_OUTPUT("no-output"),
     NOT_QUARANTINED("not-quarantined"),

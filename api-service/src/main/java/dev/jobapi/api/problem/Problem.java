@@ -26,6 +26,7 @@ public enum Problem {
     REQUEST_TIMEOUT(408, "request-timeout", "The request body did not arrive in time"),
     REVIEW_REQUIRED(409, "review-required", "An earlier attempt may still produce a result; a reviewer must decide"),
     JOB_CLOSED(409, "job-closed", "The job is closed"),
+    ATTEMPT_LIMIT_REACHED(409, "attempt-limit-reached", "The job has as many attempts as a job may have"),
     FALLBACK_DISABLED(409, "fallback-disabled", "New fallback attempts are disabled"),
     NO_OUTPUT(409, "no-output", "The job has no winning output yet"),
     NOT_QUARANTINED(409, "not-quarantined", "The attempt is not held in quarantine"),

@@ -237,7 +237,9 @@ public class JobResource {
             description = "idempotency-key-missing, idempotency-key-invalid, invalid-request")
     @APIResponse(responseCode = "403", description = "forbidden (supersede without the reviewer role)")
     @APIResponse(responseCode = "404", description = "job-not-found")
-    @APIResponse(responseCode = "409", description = "review-required, job-closed, fallback-disabled")
+    @APIResponse(
+            responseCode = "409",
+            description = "review-required, job-closed, fallback-disabled, attempt-limit-reached")
     @APIResponse(responseCode = "422", description = "idempotency-key-reused, unknown-provider")
     @RequestBody(
             content =

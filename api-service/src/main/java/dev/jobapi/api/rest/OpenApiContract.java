@@ -153,11 +153,25 @@ public class OpenApiContract implements OASFilter {
                 .addProperty(
                         "day",
                         budgetFigure(Schema.SchemaType.STRING, "the UTC day counted")
-                                .format("date"));
+                                .format("date"))
+                .addProperty(
+                        "attempts",
+                        extensionMember("attempt-limit-reached", Schema.SchemaType.INTEGER, "the job's attempts"))
+                .addProperty(
+                        "limit",
+                        extensionMember(
+                                "attempt-limit-reached",
+                                Schema.SchemaType.INTEGER,
+                                "the most attempts one job may have"));
     }
 
     /** An extension member of budget-exceeded (StartRefusals): absent from every other problem. */
     private static Schema budgetFigure(Schema.SchemaType type, String what) {
-        return OASFactory.createSchema().type(List.of(type)).description("budget-exceeded only: " + what);
+        return extensionMember("budget-exceeded", type, what);
+    }
+
+    /** An extension member of one problem (StartRefusals): absent from every other. */
+    private static Schema extensionMember(String code, Schema.SchemaType type, String what) {
+        return OASFactory.createSchema().type(List.of(type)).description(code + " only: " + what);
     }
 }

@@ -8,7 +8,8 @@ import java.util.Map;
 
 /**
  * The API's answers to the common start policy's refusals (docs/design.md, rule 2): 409 job-closed,
- * fallback-disabled or review-required, 429 budget-exceeded with the figures.
+ * fallback-disabled, attempt-limit-reached (with the figures) or review-required, 429 budget-exceeded
+ * with the figures.
  */
 final class StartRefusals {
 
@@ -25,6 +26,13 @@ final class StartRefusals {
                     Problem.FALLBACK_DISABLED,
                     "New attempts are switched off by " + off.position().setBy() + ": "
                             + off.position().reason());
+        }
+        if (refusal instanceof StartRefusal.AttemptLimitReached limit) {
+            return new ProblemException(
+                    Problem.ATTEMPT_LIMIT_REACHED,
+                    "Job " + limit.jobId() + " has " + limit.attempts() + " attempts, the most one job may have;"
+                            + " submit a new job to try again.",
+                    Map.of("attempts", limit.attempts(), "limit", limit.limit()));
         }
         if (refusal instanceof StartRefusal.BudgetSpent budget) {
             DailyBudgets.Spent spent = budget.spent();

@@ -28,23 +28,27 @@ public class AttemptStarts {
     private final OutboxWriter outbox;
     private final KillSwitch killSwitch;
     private final DailyBudgets budgets;
+    private final AttemptLimits limits;
 
     AttemptStarts(
             EntityManager em,
             AttemptRepository attempts,
             OutboxWriter outbox,
             KillSwitch killSwitch,
-            DailyBudgets budgets) {
+            DailyBudgets budgets,
+            AttemptLimits limits) {
         this.em = em;
         this.attempts = attempts;
         this.outbox = outbox;
         this.killSwitch = killSwitch;
         this.budgets = budgets;
+        this.limits = limits;
     }
 
     /**
      * Why no new attempt of this existing job may start now, in the order a caller reports them: the
-     * job closed, the kill switch off, the owner's budget spent, attempts still open. Empty when one
+     * job closed, the kill switch off, the job's attempts at their bound, the owner's budget spent,
+     * attempts still open. Empty when one
      * may. The API's job representation asks it too, so it offers no button the API would refuse.
      * A decision calls it with the job row locked, in the transaction that starts the attempt: the
      * switch is read {@code FOR SHARE} there, so a flip waits for this decision to commit.
@@ -59,6 +63,9 @@ public class AttemptStarts {
         KillSwitch.State position = killSwitch.state();
         if (!position.enabled()) {
             return Optional.of(new StartRefusal.SwitchedOff(position));
+        }
+        if (jobAttempts.size() >= limits.perJob()) {
+            return Optional.of(new StartRefusal.AttemptLimitReached(job.id(), jobAttempts.size(), limits.perJob()));
         }
         Optional<StartRefusal> budget = budgetRefusal(job.ownerId());
         if (budget.isPresent()) {

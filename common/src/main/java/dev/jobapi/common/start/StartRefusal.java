@@ -35,6 +35,14 @@ public sealed interface StartRefusal {
         }
     }
 
+    /** The job has as many attempts as one job may have ({@code jobapi.attempts.per-job}). */
+    record AttemptLimitReached(UUID jobId, int attempts, int limit) implements StartRefusal {
+        @Override
+        public String reason() {
+            return "job " + jobId + " has " + attempts + " attempts, the most one job may have (" + limit + ")";
+        }
+    }
+
     /** The owner's provider-reported spend today has reached their budget. */
     record BudgetSpent(String ownerId, DailyBudgets.Spent spent) implements StartRefusal {
         @Override
