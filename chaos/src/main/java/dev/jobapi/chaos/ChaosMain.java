@@ -175,7 +175,7 @@ public final class ChaosMain {
         }
         Duration loadAndDrain = Duration.between(loadStart, Instant.now());
         serviceSection += EndOfRunChecks.render(
-                EndOfRunChecks.lookupsCloserThan(fakeLog.lookups(), options.sweepInterval()),
+                EndOfRunChecks.lookupsCrowdedWithin(fakeLog.lookups(), options.sweepInterval()),
                 EndOfRunChecks.blockedThreads(ctl, options.dbSocketTimeout()),
                 options.sweepInterval(),
                 options.dbSocketTimeout(),

@@ -26,27 +26,34 @@ class EndOfRunChecksTest {
     }
 
     @Test
-    void twoLookupsOfOneAttemptWithinASweepIntervalAreReportedOnce() throws Exception {
+    void threeLookupsOfOneAttemptWithinASweepIntervalAreReportedOnce() throws Exception {
         JsonNode log = lookups(
                 "2026-12-03T10:00:00Z", "a",
                 "2026-12-03T10:00:00.300Z", "a",
+                "2026-12-03T10:00:00.350Z", null,
                 "2026-12-03T10:00:01Z", "a",
+                "2026-12-03T10:00:01.500Z", "a",
                 "2026-12-03T10:00:00Z", "b",
-                "2026-12-03T10:00:04Z", "b",
-                "2026-12-03T10:00:00.100Z", null,
-                "2026-12-03T10:00:00.200Z", null);
+                "2026-12-03T10:00:00.100Z", "b",
+                "2026-12-03T10:00:00.200Z", null,
+                "2026-12-03T10:00:00.300Z", null);
 
-        List<String> close = EndOfRunChecks.lookupsCloserThan(log, Duration.ofSeconds(2));
+        List<String> crowded = EndOfRunChecks.lookupsCrowdedWithin(log, Duration.ofSeconds(2));
 
-        assertThat(close).hasSize(1);
-        assertThat(close.get(0)).contains("attempt a").contains("10:00:00.300Z");
+        assertThat(crowded).hasSize(1);
+        assertThat(crowded.get(0)).contains("attempt a").contains("10:00:01Z");
     }
 
     @Test
-    void lookupsSpacedByTheDoublingRuleAreNotReported() throws Exception {
-        JsonNode log = lookups("2026-12-03T10:00:04Z", "a", "2026-12-03T10:00:08Z", "a", "2026-12-03T10:00:16Z", "a");
+    void aSweepsLookupAndARedeliverysAreAllowedTogether() throws Exception {
+        JsonNode log = lookups(
+                "2026-12-03T10:00:04Z", "a",
+                "2026-12-03T10:00:04.500Z", "a",
+                "2026-12-03T10:00:08Z", "a",
+                "2026-12-03T10:00:16Z", "a");
 
-        assertThat(EndOfRunChecks.lookupsCloserThan(log, Duration.ofSeconds(2))).isEmpty();
+        assertThat(EndOfRunChecks.lookupsCrowdedWithin(log, Duration.ofSeconds(2)))
+                .isEmpty();
     }
 
     @Test
