@@ -127,7 +127,7 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
                         usage == null));
             }
             String content = choice.path("message").path("content").asText("");
-            return Optional.of(new ProviderOutcome.Completed(
+            return Optional.of(ProviderOutcome.answer(
                     completion.get("id").asText(), content.getBytes(StandardCharsets.UTF_8), usage));
         } catch (IOException e) {
             LOG.debugf("Lookup of attempt %s at %s failed: %s", attemptId, name, e);

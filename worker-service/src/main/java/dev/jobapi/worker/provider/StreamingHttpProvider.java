@@ -415,8 +415,7 @@ abstract class StreamingHttpProvider implements ModelProvider {
                         usage == null);
             }
             if (complete) {
-                return new ProviderOutcome.Completed(
-                        remoteId, content.toString().getBytes(StandardCharsets.UTF_8), usage());
+                return ProviderOutcome.answer(remoteId, content.toString().getBytes(StandardCharsets.UTF_8), usage());
             }
             if (cutOffBy != null) {
                 return new ProviderOutcome.Unknown(
