@@ -80,8 +80,8 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
         }
         JsonNode reported = chunk.get("usage");
         if (reported != null && reported.isObject()) {
-            answer.promptTokens(reported.path("prompt_tokens").asInt());
-            answer.completionTokens(reported.path("completion_tokens").asInt());
+            answer.promptTokens(tokenCount(reported.path("prompt_tokens"), "prompt_tokens"));
+            answer.completionTokens(tokenCount(reported.path("completion_tokens"), "completion_tokens"));
         }
     }
 
@@ -142,9 +142,10 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
         settings.apiKey().ifPresent(key -> builder.header("Authorization", "Bearer " + key));
     }
 
-    private static ProviderOutcome.Usage usage(JsonNode reported) {
-        return new ProviderOutcome.Usage(
-                reported.path("prompt_tokens").asInt(),
-                reported.path("completion_tokens").asInt());
+    /** Null unless both counts are reported and believable: half a usage is no usage. */
+    private ProviderOutcome.Usage usage(JsonNode reported) {
+        Integer prompt = tokenCount(reported.path("prompt_tokens"), "prompt_tokens");
+        Integer completion = tokenCount(reported.path("completion_tokens"), "completion_tokens");
+        return prompt != null && completion != null ? new ProviderOutcome.Usage(prompt, completion) : null;
     }
 }
