@@ -188,6 +188,27 @@ class JobctlTest {
     }
 
     @Test
+    void aCommandSendingItsTokenOverPlainHttpToAnotherAddressSaysSoFirst() throws IOException {
+        // This machine's own non-loopback address: not loopback to jobctl, and a closed port answers at once.
+        java.util.Optional<InetAddress> own =
+                java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces()).stream()
+                        .flatMap(nic -> java.util.Collections.list(nic.getInetAddresses()).stream())
+                        .filter(address -> address instanceof java.net.Inet4Address && !address.isLoopbackAddress())
+                        .findFirst();
+        org.junit.jupiter.api.Assumptions.assumeTrue(own.isPresent(), "this machine has a non-loopback address");
+        int closedPort;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            closedPort = socket.getLocalPort();
+        }
+
+        run("cancel", JOB_ID, "--url=http://" + own.get().getHostAddress() + ":" + closedPort);
+
+        assertThat(err.toString())
+                .startsWith("jobctl: warning: sending a bearer token over plain http to "
+                        + own.get().getHostAddress());
+    }
+
+    @Test
     void noAnswerExitsWithThreeAndSaysTheKeyIsKept(@org.junit.jupiter.api.io.TempDir Path state) throws IOException {
         int closedPort;
         try (ServerSocket socket = new ServerSocket(0)) {
