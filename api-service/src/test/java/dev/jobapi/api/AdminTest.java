@@ -202,6 +202,13 @@ class AdminTest extends ApiTestSupport {
                 .body("[0].quarantined", equalTo(true))
                 .body("[0].usage.source", equalTo("unknown"));
 
+        // A count no model spends in one request is a typo, refused before anything is written.
+        as(otto).contentType(ContentType.JSON)
+                .body("{\"usage\":{\"promptTokens\":10000001,\"completionTokens\":40},\"reason\":\"typo\"}")
+                .post("/admin/attempts/" + attemptId + "/resolve")
+                .then()
+                .statusCode(400)
+                .body("detail", org.hamcrest.Matchers.containsString("from 0 to 10000000"));
         as(otto).contentType(ContentType.JSON)
                 .body(
                         "{\"usage\":{\"promptTokens\":12,\"completionTokens\":40},\"reason\":\"provider invoice line 7\"}")
@@ -224,6 +231,53 @@ class AdminTest extends ApiTestSupport {
                 .then()
                 .statusCode(409)
                 .body("code", equalTo("not-quarantined"));
+    }
+
+    @Test
+    void theAuditTrailRefusesEveryChangeToAWrittenRecordByTheApplicationsRole() {
+        as(otto).contentType(ContentType.JSON)
+                .body("{\"enabled\":false,\"reason\":\"provider B returns garbage\"}")
+                .put("/admin/fallback")
+                .then()
+                .statusCode(200);
+        assertThat(count("SELECT count(*) FROM audit_record")).isEqualTo(1);
+
+        // The tests connect as the services do: these are the application's own statements.
+        for (String change : List.of(
+                "UPDATE audit_record SET actor = 'mallory'", "DELETE FROM audit_record", "TRUNCATE audit_record")) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> execute(change))
+                    .as(change)
+                    .hasStackTraceContaining("audit_record is append-only");
+        }
+        assertThat(count("SELECT count(*) FROM audit_record WHERE actor = 'otto'"))
+                .isEqualTo(1);
+    }
+
+    @Test
+    void quarantineListsAtMostItsLimitTheLongestHeldFirstEachWithItsUsage() {
+        List<String> held = new java.util.ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            String id = createJob(alice, "held-" + i, JOB_BODY)
+                    .then()
+                    .statusCode(201)
+                    .extract()
+                    .path("id");
+            String attemptId = as(alice).get("/jobs/" + id).path("attempts[0].id");
+            execute("UPDATE attempt SET state = 'quarantined', output_digest = 'sha256:abc', reason = 'no usage',"
+                    + " updated_at = now() - interval '" + (10 - i) + " minutes' WHERE id = '" + attemptId + "'");
+            execute("INSERT INTO usage_record (attempt_id, owner_id, provider, source, recorded_at) VALUES ('"
+                    + attemptId + "', 'alice', 'fake-a', 'unknown', now())");
+            held.add(attemptId);
+        }
+
+        as(otto).get("/admin/quarantine?limit=2")
+                .then()
+                .statusCode(200)
+                .body("id", equalTo(held.subList(0, 2)))
+                .body("usage.source", equalTo(List.of("unknown", "unknown")));
+        as(otto).get("/admin/quarantine").then().body("id", equalTo(held));
+        as(otto).get("/admin/quarantine?limit=0").then().statusCode(400).body("code", equalTo("invalid-query"));
+        as(otto).get("/admin/quarantine?limit=501").then().statusCode(400).body("code", equalTo("invalid-query"));
     }
 
     @Test

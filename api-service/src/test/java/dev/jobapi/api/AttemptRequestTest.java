@@ -3,6 +3,7 @@ package dev.jobapi.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 
+import dev.jobapi.api.mapping.JobViews;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 import java.util.HashSet;
@@ -178,6 +179,31 @@ class AttemptRequestTest extends ApiTestSupport {
                 .isEqualTo(2);
         assertThat(count("SELECT count(*) FROM outbox")).isEqualTo(2);
         requestAttempt(alice, id, "retry-2", "{\"provider\":\"fake-b\"}").then().statusCode(201);
+    }
+
+    @Test
+    void aJobAskedAgainAndAgainListsItsNewestAttemptsCountsThemAllAndStillSeesAnOlderOpenOne() {
+        String id = aliceJobWithFailedFirstAttempt();
+        // The first attempt is still open (its outcome unknown) behind more than a page of failed ones.
+        execute("UPDATE attempt SET state = 'unknown', created_at = now() - interval '1 day' WHERE job_id = '" + id
+                + "'");
+        int failed = JobViews.ATTEMPTS_SHOWN + 5;
+        execute("INSERT INTO attempt (id, job_id, provider, state, request_key, reason, created_at,"
+                + " updated_at) SELECT gen_random_uuid(), '" + id + "', 'fake-a', 'failed', 'r-' || n,"
+                + " 'provider said 400', now() - (" + failed + " - n) * interval '1 minute', now()"
+                + " FROM generate_series(1, " + failed + ") AS n");
+
+        Response job = as(alice).get("/jobs/" + id);
+
+        job.then()
+                .statusCode(200)
+                .body("attempts.size()", equalTo(JobViews.ATTEMPTS_SHOWN))
+                .body("attemptsTotal", equalTo(failed + 1));
+        // The newest ones, listed oldest of them first.
+        assertThat(job.<String>path("attempts[-1].createdAt")).isGreaterThan(job.<String>path("attempts[0].createdAt"));
+        // The open attempt is not listed, and still decides the actions: no new attempt while it is open.
+        assertThat(job.<List<String>>path("attempts.state")).doesNotContain("unknown");
+        assertThat(job.<List<String>>path("actions")).contains("cancel").doesNotContain("request_attempt");
     }
 
     @Test

@@ -45,4 +45,20 @@ class BudgetTest extends ApiTestSupport {
         // Owners without a configured budget are not limited.
         createJob(Tokens.user("alice"), "k-3", JOB_BODY).then().statusCode(201);
     }
+
+    @Test
+    void aRowWhoseCountsAddUpPastAnIntIsSpendNotAServerError() {
+        // Written before counts were bounded, or by hand: the budget check must still add them up.
+        createJob(thrifty, "k-1", JOB_BODY).then().statusCode(201);
+        execute("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source,"
+                + " recorded_at) SELECT id, 'thrifty', 'fake-a', 2147483647, 2147483647, 'provider_reported', now()"
+                + " FROM attempt");
+        execute("UPDATE attempt SET state = 'failed', reason = 'provider said 400'");
+
+        createJob(thrifty, "k-2", JOB_BODY)
+                .then()
+                .statusCode(429)
+                .body("code", equalTo("budget-exceeded"))
+                .body("spentTokensToday", equalTo(2L * Integer.MAX_VALUE));
+    }
 }

@@ -68,6 +68,31 @@ class OwnershipTest extends ApiTestSupport {
                 .body("[0].details", equalTo("owner alice"));
     }
 
+    @Test
+    void aReviewerRequestingAPaidAttemptOnAnotherOwnersJobIsAuditedAndTheOwnerRequestingIsNot() {
+        String id = aliceJobWithFailedFirstAttempt();
+        String ritasAttempt = requestAttempt(Tokens.reviewer("rita"), id, "rita-1", "{\"provider\":\"fake-b\"}")
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        execute("UPDATE attempt SET state = 'failed', reason = 'provider said 400' WHERE id = '" + ritasAttempt + "'");
+        requestAttempt(Tokens.user("alice"), id, "alice-1", "{\"provider\":\"fake-b\"}")
+                .then()
+                .statusCode(201);
+
+        as(Tokens.of("otto", "operator"))
+                .get("/admin/audit")
+                .then()
+                .statusCode(200)
+                .body("size()", equalTo(1))
+                .body("[0].actor", equalTo("rita"))
+                .body("[0].action", equalTo("attempt.request"))
+                .body("[0].jobId", equalTo(id))
+                .body("[0].attemptId", equalTo(ritasAttempt))
+                .body("[0].details", equalTo("owner alice, provider fake-b"));
+    }
+
     @OutsideTheContract("asks without a token")
     @Test
     void missingTokenIs401() {

@@ -10,7 +10,9 @@ import dev.jobapi.client.model.Attempt;
 import dev.jobapi.client.model.Job;
 import dev.jobapi.client.model.Submitted;
 import java.io.PrintWriter;
+import java.net.InetAddress;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
@@ -101,6 +103,15 @@ public final class Jobctl implements Runnable {
                 .usageMessage()
                 .description("Print the bash/zsh completion script: source <(bin/jobctl completion)");
         commandLine.setExecutionExceptionHandler(Jobctl::report);
+        // Whatever writers the caller set, every command prints through TerminalText (server text is
+        // relayed verbatim otherwise); the help has no colours for it to escape.
+        commandLine.setColorScheme(CommandLine.Help.defaultColorScheme(CommandLine.Help.Ansi.OFF));
+        commandLine.setExecutionStrategy(parsed -> {
+            CommandLine root = parsed.commandSpec().root().commandLine();
+            root.setOut(TerminalText.around(root.getOut()));
+            root.setErr(TerminalText.around(root.getErr()));
+            return new CommandLine.RunLast().execute(parsed);
+        });
         return commandLine;
     }
 
@@ -158,10 +169,36 @@ public final class Jobctl implements Runnable {
         String token = given != null && !given.isEmpty()
                 ? given
                 : DevTokens.fromEnvironment().mint(subject, groups, COMMAND_TOKEN_TTL);
+        if (sendsTokensInClearText(url)) {
+            spec.commandLine()
+                    .getErr()
+                    .printf(
+                            "jobctl: warning: sending a bearer token over plain http to %s, which is not this"
+                                    + " machine; anyone on the way can read and reuse it (use https)%n",
+                            url.getHost());
+        }
         return JobApiClient.builder(url)
                 .token(token)
                 .idempotencyKeys(pendingKeys())
                 .build();
+    }
+
+    /** Whether a token sent to {@code url} crosses a network unencrypted: http to a host not loopback. */
+    static boolean sendsTokensInClearText(URI url) {
+        if (!"http".equalsIgnoreCase(url.getScheme())) {
+            return false;
+        }
+        String host = url.getHost() == null ? "" : url.getHost();
+        if (host.equalsIgnoreCase("localhost")) {
+            return false;
+        }
+        try {
+            // A literal address only: a name is never looked up here, and counts as not loopback.
+            return !(host.matches("[0-9.]+|\\[[0-9a-fA-F:.]+\\]")
+                    && InetAddress.getByName(host).isLoopbackAddress());
+        } catch (UnknownHostException e) {
+            return true;
+        }
     }
 
     /** Keys of submits that got no answer, so running the same command again resumes them. */

@@ -28,7 +28,9 @@ final class Progress {
         last = line;
         if (terminal) {
             String padded = line.length() < shown ? line + " ".repeat(shown - line.length()) : line;
-            err.print("\r" + padded);
+            // The carriage return alone, as a character: TerminalText lets only that through.
+            err.print('\r');
+            err.print(padded);
             shown = line.length();
         } else {
             err.println(line);

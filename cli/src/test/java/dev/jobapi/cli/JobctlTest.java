@@ -151,6 +151,64 @@ class JobctlTest {
     }
 
     @Test
+    void textTheServerRelaysCannotDriveTheTerminal() throws IOException {
+        String url = api(new String[] {
+            "409",
+            "{\"status\":409,\"code\":\"review-required\",\"title\":\"t\",\"detail\":\"\\u001b[2J\\u001b]0;owned\\u0007"
+                    + "gone\\rfake\\u0085 \\u202eslif\"}"
+        });
+
+        assertThat(run("attempt", JOB_ID, "--provider", "fake-b", url)).isEqualTo(ExitCodes.REFUSED);
+
+        assertThat(err.toString())
+                .contains("\\u001b[2J\\u001b]0;owned\\u0007gone\\u000dfake\\u0085 \\u202eslif")
+                .doesNotContain("\u001b", "\r", "\u0007", "\u0085", "\u202e");
+    }
+
+    @Test
+    void aTokenSentOverPlainHttpToAnotherMachineIsWarnedAboutAndToThisOneIsNot() throws IOException {
+        assertThat(Jobctl.sendsTokensInClearText(java.net.URI.create("http://10.0.0.5:8080")))
+                .isTrue();
+        assertThat(Jobctl.sendsTokensInClearText(java.net.URI.create("http://api.example")))
+                .isTrue();
+        assertThat(Jobctl.sendsTokensInClearText(java.net.URI.create("http://127.0.0.1.example")))
+                .isTrue();
+        assertThat(Jobctl.sendsTokensInClearText(java.net.URI.create("https://api.example")))
+                .isFalse();
+        assertThat(Jobctl.sendsTokensInClearText(java.net.URI.create("http://localhost:8080")))
+                .isFalse();
+        assertThat(Jobctl.sendsTokensInClearText(java.net.URI.create("http://127.0.0.1:8080")))
+                .isFalse();
+        assertThat(Jobctl.sendsTokensInClearText(java.net.URI.create("http://[::1]:8080")))
+                .isFalse();
+
+        String url = api(job(200, "cancelled", 3));
+        run("cancel", JOB_ID, url);
+        assertThat(err.toString()).doesNotContain("warning");
+    }
+
+    @Test
+    void aCommandSendingItsTokenOverPlainHttpToAnotherAddressSaysSoFirst() throws IOException {
+        // This machine's own non-loopback address: not loopback to jobctl, and a closed port answers at once.
+        java.util.Optional<InetAddress> own =
+                java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces()).stream()
+                        .flatMap(nic -> java.util.Collections.list(nic.getInetAddresses()).stream())
+                        .filter(address -> address instanceof java.net.Inet4Address && !address.isLoopbackAddress())
+                        .findFirst();
+        org.junit.jupiter.api.Assumptions.assumeTrue(own.isPresent(), "this machine has a non-loopback address");
+        int closedPort;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            closedPort = socket.getLocalPort();
+        }
+
+        run("cancel", JOB_ID, "--url=http://" + own.get().getHostAddress() + ":" + closedPort);
+
+        assertThat(err.toString())
+                .startsWith("jobctl: warning: sending a bearer token over plain http to "
+                        + own.get().getHostAddress());
+    }
+
+    @Test
     void noAnswerExitsWithThreeAndSaysTheKeyIsKept(@org.junit.jupiter.api.io.TempDir Path state) throws IOException {
         int closedPort;
         try (ServerSocket socket = new ServerSocket(0)) {

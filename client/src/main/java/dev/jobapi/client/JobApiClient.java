@@ -148,10 +148,31 @@ public final class JobApiClient {
         return events;
     }
 
-    /** The target of a {@code Link: <target>; rel="next"} header, when it has one. */
+    /**
+     * The target of a {@code Link: <target>; rel="next"} header, when it has one. Only a path on this
+     * API is followed ({@code /...}, never {@code //host}): the request carries our bearer token, and
+     * a target such as {@code <@evil.example/x>} or {@code <https://evil.example/x>} would send it to
+     * another host. Such a Link is refused with an {@link IllegalStateException}.
+     */
     static Optional<String> nextPage(String link) {
         Matcher next = NEXT_LINK.matcher(link);
-        return next.find() ? Optional.of(next.group(1)) : Optional.empty();
+        if (!next.find()) {
+            return Optional.empty();
+        }
+        String target = next.group(1);
+        if (!target.startsWith("/")
+                || target.startsWith("//")
+                || target.contains("\\")
+                || target.chars().anyMatch(c -> c <= ' ' || c == 0x7f)) {
+            throw new IllegalStateException("The server's Link names a target off this API, not followed: <"
+                    + target.replaceAll("[^\\x21-\\x7e]", "?") + ">");
+        }
+        return Optional.of(target);
+    }
+
+    /** A provider's name as one path segment: whatever it holds, it stays inside that segment. */
+    private static String segment(String name) {
+        return URLEncoder.encode(name, StandardCharsets.UTF_8).replace("+", "%20");
     }
 
     /** The winning attempt's patch (409 no-output before a winner exists). */
@@ -330,7 +351,7 @@ public final class JobApiClient {
         return read(
                 send(new Call(
                         "POST",
-                        "/admin/providers/" + provider + "/acceptance",
+                        "/admin/providers/" + segment(provider) + "/acceptance",
                         null,
                         null,
                         Safety.IDEMPOTENT,
@@ -339,7 +360,7 @@ public final class JobApiClient {
     }
 
     public AcceptanceRun acceptanceRun(String provider, UUID runId) {
-        return read(get("/admin/providers/" + provider + "/acceptance/" + runId), AcceptanceRun.class);
+        return read(get("/admin/providers/" + segment(provider) + "/acceptance/" + runId), AcceptanceRun.class);
     }
 
     // ------------------------------------------------------------ transport

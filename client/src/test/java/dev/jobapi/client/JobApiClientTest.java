@@ -185,4 +185,32 @@ class JobApiClientTest {
         }
         throw new AssertionError("expected no answer");
     }
+
+    @Test
+    void aLinkToAnotherHostIsRefusedAndTheTokenNeverGoesThere() throws IOException {
+        try (StubApi evil = new StubApi()) {
+            String elsewhere = evil.uri().getAuthority();
+            for (String target :
+                    List.of("@" + elsewhere + "/x", "http://" + elsewhere + "/x", "//" + elsewhere + "/x")) {
+                try (StubApi hostile = new StubApi()) {
+                    hostile.then(200, "[]", Map.of("Link", "<" + target + ">; rel=\"next\""));
+                    assertThatThrownBy(() -> client(hostile.uri(), RetryPolicy.defaults())
+                                    .timeline(JOB_ID))
+                            .as(target)
+                            .isInstanceOf(IllegalStateException.class)
+                            .hasMessageContaining("off this API");
+                }
+            }
+            assertThat(evil.received()).isEmpty();
+        }
+    }
+
+    @Test
+    void aProviderNameStaysInsideItsPathSegment() {
+        api.then(202, "{}");
+
+        client(RetryPolicy.defaults()).requestAcceptance("a/../../jobs?x");
+
+        assertThat(api.received().get(0).path()).isEqualTo("/admin/providers/a%2F..%2F..%2Fjobs%3Fx/acceptance");
+    }
 }

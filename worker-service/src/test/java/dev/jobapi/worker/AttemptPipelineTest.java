@@ -550,7 +550,7 @@ class AttemptPipelineTest extends WorkerTestSupport {
 
     @Test
     void losingOutputOverTheSizeBoundIsDroppedAndItsDigestKept() {
-        String bigPatch = "--- a/big\n+++ b/big\n" + "+x\n".repeat(1_000);
+        String bigPatch = "--- /dev/null\n+++ b/big\n@@ -0,0 +1,1000 @@\n" + "+x\n".repeat(1_000);
         fake().addScript(Script.forModel("fake-a", new Step(200, 1_500, false, false, bigPatch)));
         UUID job = aJob("big loser");
         UUID slow = aStartingAttempt(job, "fake-a");

@@ -137,9 +137,13 @@ public abstract class WorkerTestSupport {
 
     /** Stores the demo repository's patch as the attempt's generation, under the digest given. */
     protected void storeGeneration(UUID attemptId, String digest) {
-        String patch = DemoRepository.defaultPatch().replace("'", "''");
+        storeGeneration(attemptId, digest, DemoRepository.defaultPatch());
+    }
+
+    /** Stores {@code patch} as the attempt's generation, as a path that skipped the adapters' checks would. */
+    protected void storeGeneration(UUID attemptId, String digest, String patch) {
         execute("INSERT INTO generation (attempt_id, patch, output_digest, created_at) VALUES ('" + attemptId
-                + "', convert_to('" + patch + "', 'UTF8'), '" + digest + "', now())");
+                + "', convert_to('" + patch.replace("'", "''") + "', 'UTF8'), '" + digest + "', now())");
     }
 
     /** Records 5 + 8 tokens as alice's, reported by fake-a, for the attempt. */

@@ -10,7 +10,8 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 /**
  * The Job representation of docs/api.md#representations. {@code actions} is what the caller may do
  * now, computed by the server, so a client draws its buttons from it and keeps no state of its own.
- * {@code fallback} lists the providers automatic fallback may move to, in order.
+ * {@code fallback} lists the providers automatic fallback may move to, in order. {@code attempts}
+ * holds the newest {@link JobViews#ATTEMPTS_SHOWN} attempts; {@code attemptsTotal} counts them all.
  */
 public record JobView(
         UUID id,
@@ -26,4 +27,5 @@ public record JobView(
         Instant createdAt,
         Instant updatedAt,
         List<AttemptView> attempts,
+        long attemptsTotal,
         List<String> actions) {}

@@ -5,16 +5,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
-import dev.jobapi.common.attempt.UsageRecord;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.start.AttemptStarts;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
-import java.util.Map;
-import java.util.UUID;
 import java.util.function.BooleanSupplier;
 
 /** Builds Job representations, including the actions the caller may take now. */
@@ -36,20 +34,58 @@ public class JobViews {
         this.mapper = mapper;
     }
 
+    /**
+     * The most attempts one job representation lists, the newest ones: a job asked again and again
+     * must not grow an answer (and its reads) without bound. {@code attemptsTotal} says how many the
+     * job has.
+     */
+    public static final int ATTEMPTS_SHOWN = 100;
+
+    /**
+     * The job with its newest {@link #ATTEMPTS_SHOWN} attempts, oldest of them first. The actions
+     * still see every open attempt: when older ones are left out, the open ones are read on their own.
+     */
     @Transactional(Transactional.TxType.SUPPORTS)
     public JobView of(Job job, Caller caller) {
-        return of(job, attempts.forJob(job.id()), attempts.usageOfJob(job.id()), caller);
+        List<AttemptRepository.WithUsage> newest = attempts.newestOfJob(job.id(), ATTEMPTS_SHOWN + 1);
+        if (newest.size() <= ATTEMPTS_SHOWN) {
+            List<AttemptRepository.WithUsage> shown = oldestFirst(newest);
+            List<Attempt> all =
+                    shown.stream().map(AttemptRepository.WithUsage::attempt).toList();
+            return of(job, shown, all.size(), all, caller);
+        }
+        List<AttemptRepository.WithUsage> shown = oldestFirst(newest.subList(0, ATTEMPTS_SHOWN));
+        List<Attempt> forActions = new ArrayList<>(
+                shown.stream().map(AttemptRepository.WithUsage::attempt).toList());
+        attempts.openOfJob(job.id()).stream()
+                .filter(open -> forActions.stream().noneMatch(a -> a.id().equals(open.id())))
+                .forEach(forActions::add);
+        return of(job, shown, attempts.count("jobId", job.id()), forActions, caller);
+    }
+
+    private static List<AttemptRepository.WithUsage> oldestFirst(List<AttemptRepository.WithUsage> newestFirst) {
+        List<AttemptRepository.WithUsage> reversed = new ArrayList<>(newestFirst);
+        Collections.reverse(reversed);
+        return reversed;
     }
 
     /** A job intake has just written, with its first attempt: nothing to read back, nothing spent yet. */
     public JobView ofNewJob(Job job, Attempt first, Caller caller) {
-        return of(job, List.of(first), Map.of(), caller);
+        return of(job, List.of(new AttemptRepository.WithUsage(first, null)), 1, List.of(first), caller);
     }
 
-    private JobView of(Job job, List<Attempt> jobAttempts, Map<UUID, UsageRecord> usage, Caller caller) {
-        List<AttemptView> attemptViews = jobAttempts.stream()
-                .map(a -> AttemptView.of(a, usage.get(a.id())))
-                .toList();
+    /**
+     * @param shown the attempts listed, with their usage
+     * @param jobAttempts the attempts the actions are decided on: the shown ones and every open one
+     */
+    private JobView of(
+            Job job,
+            List<AttemptRepository.WithUsage> shown,
+            long attemptsTotal,
+            List<Attempt> jobAttempts,
+            Caller caller) {
+        List<AttemptView> attemptViews =
+                shown.stream().map(a -> AttemptView.of(a.attempt(), a.usage())).toList();
         try {
             return new JobView(
                     job.id(),
@@ -65,6 +101,7 @@ public class JobViews {
                     job.createdAt(),
                     job.updatedAt(),
                     attemptViews,
+                    attemptsTotal,
                     actions(job, jobAttempts, caller, () -> starts.refusal(job, jobAttempts)
                             .isEmpty()));
         } catch (JsonProcessingException e) {

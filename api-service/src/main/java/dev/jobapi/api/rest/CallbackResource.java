@@ -6,6 +6,7 @@ import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.CallbackSignatures;
 import dev.jobapi.api.security.Subjects;
 import dev.jobapi.api.service.CallbackIntake;
+import dev.jobapi.common.attempt.UsageRecord;
 import dev.jobapi.common.callback.ProviderCallback;
 import jakarta.annotation.security.PermitAll;
 import jakarta.ws.rs.Consumes;
@@ -107,9 +108,13 @@ public class CallbackResource {
         }
         Usage usage = callback.usage();
         boolean usageWhole = usage != null && usage.promptTokens() != null && usage.completionTokens() != null;
-        if (usage != null && (!usageWhole || usage.promptTokens() < 0 || usage.completionTokens() < 0)) {
+        if (usage != null
+                && (!usageWhole
+                        || !UsageRecord.isPlausible(usage.promptTokens())
+                        || !UsageRecord.isPlausible(usage.completionTokens()))) {
             throw new ProblemException(
-                    Problem.INVALID_REQUEST, "'usage' needs promptTokens and completionTokens, both >= 0.");
+                    Problem.INVALID_REQUEST,
+                    "'usage' needs promptTokens and completionTokens, both from 0 to " + UsageRecord.MAX_TOKENS + ".");
         }
         boolean stored = intake.accept(new ProviderCallback(
                 attemptId,

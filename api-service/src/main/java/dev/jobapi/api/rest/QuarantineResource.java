@@ -6,7 +6,7 @@ import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.security.CurrentCaller;
 import dev.jobapi.api.service.Quarantine;
-import dev.jobapi.common.attempt.AttemptRepository;
+import dev.jobapi.common.attempt.UsageRecord;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
@@ -14,6 +14,7 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import java.util.List;
 import java.util.UUID;
@@ -21,6 +22,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
@@ -47,23 +49,29 @@ public class QuarantineResource {
     private final CurrentCaller currentCaller;
     private final RequestBodies bodies;
     private final Quarantine quarantine;
-    private final AttemptRepository attempts;
 
-    QuarantineResource(
-            CurrentCaller currentCaller, RequestBodies bodies, Quarantine quarantine, AttemptRepository attempts) {
+    QuarantineResource(CurrentCaller currentCaller, RequestBodies bodies, Quarantine quarantine) {
         this.currentCaller = currentCaller;
         this.bodies = bodies;
         this.quarantine = quarantine;
-        this.attempts = attempts;
     }
 
-    @Operation(operationId = "listQuarantined", summary = "Attempts held because the provider reported no usage")
-    @APIResponse(responseCode = "200", description = "The held attempts")
+    /** The most held attempts one answer lists; resolving them brings the next ones up. */
+    static final int MAX_LISTED = 500;
+
+    @Operation(
+            operationId = "listQuarantined",
+            summary = "Attempts held because the provider reported no usage, the longest held first")
+    @APIResponse(responseCode = "200", description = "The held attempts, at most 'limit' of them")
+    @APIResponse(responseCode = "400", description = "invalid-query")
     @GET
     @Path("quarantine")
-    public List<AttemptView> quarantined() {
-        return quarantine.held().stream()
-                .map(a -> AttemptView.of(a, attempts.usage(a.id()).orElse(null)))
+    public List<AttemptView> quarantined(
+            @Parameter(description = "How many to list, 1 to " + MAX_LISTED + " (default 50)") @QueryParam("limit")
+                    String limitValue) {
+        int limit = (int) QueryValues.whole("limit", limitValue, 50, 1, MAX_LISTED);
+        return quarantine.held(limit).stream()
+                .map(held -> AttemptView.of(held.attempt(), held.usage()))
                 .toList();
     }
 
@@ -107,10 +115,11 @@ public class QuarantineResource {
         }
         if (usage.promptTokens() == null
                 || usage.completionTokens() == null
-                || usage.promptTokens() < 0
-                || usage.completionTokens() < 0) {
+                || !UsageRecord.isPlausible(usage.promptTokens())
+                || !UsageRecord.isPlausible(usage.completionTokens())) {
             throw new ProblemException(
-                    Problem.INVALID_REQUEST, "'usage' needs non-negative promptTokens and completionTokens.");
+                    Problem.INVALID_REQUEST,
+                    "'usage' needs promptTokens and completionTokens, both from 0 to " + UsageRecord.MAX_TOKENS + ".");
         }
         return AttemptView.of(
                 quarantine.resolveWithUsage(

@@ -117,6 +117,16 @@ public class AttemptRequests {
             }
         }
         job.resumeAfterReview(now);
+        if (!caller.subject().equals(job.ownerId())) {
+            // A reviewer or operator spent another owner's budget: a privileged act, in its transaction.
+            audit.record(
+                    caller.subject(),
+                    "attempt.request",
+                    supersedeReason,
+                    jobId,
+                    attempt.id(),
+                    "owner " + job.ownerId() + ", provider " + provider);
+        }
         Tracing.name(Span.current(), jobId, attempt.id());
         events.record(
                 jobId,

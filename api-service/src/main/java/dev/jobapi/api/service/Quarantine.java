@@ -6,6 +6,7 @@ import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
+import dev.jobapi.common.attempt.UsageRecord;
 import dev.jobapi.common.audit.AuditTrail;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEventKind;
@@ -54,9 +55,24 @@ public class Quarantine {
         this.clock = clock;
     }
 
+    /** A held attempt with its usage row (the "unknown" one the worker wrote), if it has one. */
+    public record Held(Attempt attempt, UsageRecord usage) {}
+
+    /**
+     * The {@code limit} attempts held longest, each with its usage, in one query: a queue of held
+     * attempts is read in pages an operator works through, never as a whole or row by row.
+     */
     @Transactional
-    public List<Attempt> held() {
-        return attempts.list("state = ?1 order by updatedAt", AttemptState.QUARANTINED);
+    public List<Held> held(int limit) {
+        return em.createQuery(
+                        "select a, u from Attempt a left join UsageRecord u on u.attemptId = a.id"
+                                + " where a.state = :state order by a.updatedAt, a.id",
+                        Object[].class)
+                .setParameter("state", AttemptState.QUARANTINED)
+                .setMaxResults(limit)
+                .getResultStream()
+                .map(row -> new Held((Attempt) row[0], (UsageRecord) row[1]))
+                .toList();
     }
 
     /** Records the usage the provider reconciled and releases the attempt to the election. */

@@ -3,11 +3,10 @@ package dev.jobapi.common.attempt;
 import io.quarkus.hibernate.orm.panache.PanacheRepositoryBase;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.LockModeType;
+import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.stream.Collectors;
 
 /** Reads attempts and what belongs to them (generation, usage). */
 @ApplicationScoped
@@ -28,6 +27,33 @@ public class AttemptRepository implements PanacheRepositoryBase<Attempt, UUID> {
                 .list();
     }
 
+    /** An attempt with its usage row, null until the attempt reached a provider. */
+    public record WithUsage(Attempt attempt, UsageRecord usage) {}
+
+    /** The job's newest {@code limit} attempts, newest first, each with its usage: one query. */
+    public List<WithUsage> newestOfJob(UUID jobId, int limit) {
+        return getEntityManager()
+                .createQuery(
+                        "select a, u from Attempt a left join UsageRecord u on u.attemptId = a.id"
+                                + " where a.jobId = :jobId order by a.createdAt desc, a.id desc",
+                        Object[].class)
+                .setParameter("jobId", jobId)
+                .setMaxResults(limit)
+                .getResultStream()
+                .map(row -> new WithUsage((Attempt) row[0], (UsageRecord) row[1]))
+                .toList();
+    }
+
+    /** The job's attempts that are still open (starting, unknown, quarantined). */
+    public List<Attempt> openOfJob(UUID jobId) {
+        return list(
+                "jobId = ?1 and state in ?2 order by createdAt, id",
+                jobId,
+                Arrays.stream(AttemptState.values())
+                        .filter(AttemptState::isOpen)
+                        .toList());
+    }
+
     public Optional<Attempt> findByJobAndKey(UUID jobId, String idempotencyKey) {
         return find("jobId = ?1 and idempotencyKey = ?2", jobId, idempotencyKey).firstResultOptional();
     }
@@ -38,18 +64,5 @@ public class AttemptRepository implements PanacheRepositoryBase<Attempt, UUID> {
 
     public Optional<UsageRecord> usage(UUID attemptId) {
         return Optional.ofNullable(getEntityManager().find(UsageRecord.class, attemptId));
-    }
-
-    /** Usage records of many attempts at once, keyed by attempt id. */
-    public Map<UUID, UsageRecord> usageOfJob(UUID jobId) {
-        // One scalar parameter: Hibernate caches this query's translation, unlike an IN list whose
-        // size varies (the benchmark's profile showed that translation on every GET).
-        return getEntityManager()
-                .createQuery(
-                        "from UsageRecord u where u.attemptId in (select a.id from Attempt a where a.jobId = :jobId)",
-                        UsageRecord.class)
-                .setParameter("jobId", jobId)
-                .getResultStream()
-                .collect(Collectors.toMap(UsageRecord::attemptId, u -> u));
     }
 }

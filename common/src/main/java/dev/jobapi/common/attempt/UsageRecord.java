@@ -12,6 +12,18 @@ import java.util.UUID;
 @Table(name = "usage_record")
 public class UsageRecord {
 
+    /**
+     * The most tokens one count of one attempt may hold. No model reads or writes ten million tokens
+     * in one request; a count past it is a provider's or a caller's error, never spend to believe,
+     * and two such counts still add up far inside an int.
+     */
+    public static final int MAX_TOKENS = 10_000_000;
+
+    /** Whether {@code count} is a token count to believe: from 0 to {@link #MAX_TOKENS}. */
+    public static boolean isPlausible(long count) {
+        return count >= 0 && count <= MAX_TOKENS;
+    }
+
     @Id
     @Column(name = "attempt_id")
     private UUID attemptId;

@@ -40,12 +40,13 @@ public class DailyBudgets {
             return Optional.empty();
         }
         LocalDate today = LocalDate.now(clock.withZone(ZoneOffset.UTC));
-        Object[] spent = (Object[]) em.createNativeQuery("SELECT coalesce(sum(prompt_tokens + completion_tokens), 0),"
-                        + " count(*) FILTER (WHERE source = 'unknown') FROM usage_record"
-                        + " WHERE owner_id = ?1 AND recorded_at >= ?2")
-                .setParameter(1, ownerId)
-                .setParameter(2, today.atStartOfDay(ZoneOffset.UTC).toInstant())
-                .getSingleResult();
+        Object[] spent =
+                (Object[]) em.createNativeQuery("SELECT coalesce(sum(prompt_tokens::bigint + completion_tokens), 0),"
+                                + " count(*) FILTER (WHERE source = 'unknown') FROM usage_record"
+                                + " WHERE owner_id = ?1 AND recorded_at >= ?2")
+                        .setParameter(1, ownerId)
+                        .setParameter(2, today.atStartOfDay(ZoneOffset.UTC).toInstant())
+                        .getSingleResult();
         long tokens = ((Number) spent[0]).longValue();
         return tokens >= budget.get()
                 ? Optional.of(new Spent(budget.get(), tokens, ((Number) spent[1]).longValue(), today))
@@ -64,7 +65,7 @@ public class DailyBudgets {
         LocalDate today = LocalDate.now(clock.withZone(ZoneOffset.UTC));
         @SuppressWarnings("unchecked")
         List<Object[]> spentByOwner = em.createNativeQuery(
-                        "SELECT owner_id, coalesce(sum(prompt_tokens + completion_tokens), 0) FROM usage_record"
+                        "SELECT owner_id, coalesce(sum(prompt_tokens::bigint + completion_tokens), 0) FROM usage_record"
                                 + " WHERE recorded_at >= ?1 GROUP BY owner_id")
                 .setParameter(1, today.atStartOfDay(ZoneOffset.UTC).toInstant())
                 .getResultList();

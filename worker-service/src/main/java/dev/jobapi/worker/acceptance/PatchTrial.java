@@ -1,7 +1,8 @@
 package dev.jobapi.worker.acceptance;
 
 import dev.jobapi.worker.acceptance.AcceptanceFixtures.Check;
-import java.io.ByteArrayInputStream;
+import dev.jobapi.worker.apply.ApplyRefused;
+import dev.jobapi.worker.apply.PatchRules;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -51,17 +52,16 @@ final class PatchTrial {
                     .setInitialBranch("main")
                     .call()) {
                 git.add().addFilepattern(".").call();
-                Patch parsed = new Patch();
-                parsed.parse(new ByteArrayInputStream(patch));
-                if (!parsed.getErrors().isEmpty()) {
-                    return Optional.of("not a unified diff: " + parsed.getErrors());
-                }
+                // The rules every apply holds an answer to: no symlink, submodule or .git/ path in the copy.
+                Patch parsed = PatchRules.parse(patch);
                 PatchApplier.Result result = new PatchApplier(git.getRepository()).applyPatch(parsed);
                 if (!result.getErrors().isEmpty()) {
                     return Optional.of("patch does not apply: " + result.getErrors());
                 }
             }
             return check(dir, check, commandTimeout);
+        } catch (ApplyRefused refused) {
+            return Optional.of(refused.getMessage());
         } catch (IOException | GitAPIException e) {
             return Optional.of("patch could not be tried: " + e);
         } finally {

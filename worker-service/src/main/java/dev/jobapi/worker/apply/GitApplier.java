@@ -1,7 +1,6 @@
 package dev.jobapi.worker.apply;
 
 import dev.jobapi.common.apply.ApplyKey;
-import java.io.ByteArrayInputStream;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -95,12 +94,8 @@ public class GitApplier implements Applier {
                 throw new ApplyRefused("base ref '" + target.baseRef() + "' does not exist in the target repository");
             }
             RevCommit parent = existing != null ? walk.parseCommit(parentId) : baseCommit(walk, parentId, target);
-            Patch parsed = new Patch();
-            parsed.parse(new ByteArrayInputStream(patch));
-            if (!parsed.getErrors().isEmpty()) {
-                throw new ApplyRefused("the output is not a unified diff: " + parsed.getErrors());
-            }
-            PatchApplier.Result result = new PatchApplier(repo, parent.getTree(), inserter).applyPatch(parsed);
+            Patch parsed = PatchRules.parse(patch);
+            PatchApplier.Result result = applyToTree(repo, parent, inserter, parsed, target);
             if (!result.getErrors().isEmpty()) {
                 throw new ApplyRefused("the patch does not apply to " + target.baseRef() + ": " + result.getErrors());
             }
@@ -126,6 +121,21 @@ public class GitApplier implements Applier {
             return commitId.getName();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Applies the patch to the parent's tree in the object database. A patch whose files collide (a
+     * file and another under it as a directory) makes JGit throw rather than report: that is the
+     * patch's fault and never changes on a retry, so it is refused like any other that does not apply.
+     */
+    private static PatchApplier.Result applyToTree(
+            Repository repo, RevCommit parent, ObjectInserter inserter, Patch parsed, ApplyTarget target)
+            throws IOException {
+        try {
+            return new PatchApplier(repo, parent.getTree(), inserter).applyPatch(parsed);
+        } catch (IllegalStateException | IllegalArgumentException collision) {
+            throw new ApplyRefused("the patch does not apply to " + target.baseRef() + ": " + collision);
         }
     }
 

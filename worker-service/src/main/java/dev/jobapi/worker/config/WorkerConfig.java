@@ -190,6 +190,16 @@ public interface WorkerConfig {
         /** First backoff; doubled per resend, plus up to 100% jitter. */
         @WithDefault("500ms")
         Duration backoff();
+
+        /**
+         * The most bytes one answer may take on the wire (a stream with its event framing, a stored
+         * answer read back): past it the answer is failed and the connection closed. A patch of the
+         * default max-tokens (4096) streams in well under 1 MiB of events; 4 MiB leaves room, and 16
+         * attempts at once hold at most 64 MiB of answers, where without a bound one provider, or
+         * anyone answering for an http:// base URL, could run the worker out of memory.
+         */
+        @WithDefault("4194304")
+        int maxAnswerBytes();
     }
 
     /** Where a winning patch is applied. */

@@ -82,8 +82,8 @@ class AnthropicProvider extends StreamingHttpProvider {
                 }
                 JsonNode usage = payload.path("usage");
                 takeInputTokens(usage, answer);
-                if (usage.path("output_tokens").isInt()) {
-                    answer.completionTokens(usage.get("output_tokens").asInt());
+                if (usage.has("output_tokens")) {
+                    answer.completionTokens(tokenCount(usage.get("output_tokens"), "output_tokens"));
                 }
             }
             case "message_stop" -> answer.complete();
@@ -113,9 +113,9 @@ class AnthropicProvider extends StreamingHttpProvider {
      * message_delta}); the output count that counts is the cumulative one of {@code message_delta},
      * so {@code message_start}'s provisional output count is never taken.
      */
-    private static void takeInputTokens(JsonNode usage, StreamedAnswer answer) {
-        if (usage.path("input_tokens").isInt()) {
-            answer.promptTokens(usage.get("input_tokens").asInt());
+    private void takeInputTokens(JsonNode usage, StreamedAnswer answer) {
+        if (usage.has("input_tokens")) {
+            answer.promptTokens(tokenCount(usage.get("input_tokens"), "input_tokens"));
         }
     }
 }

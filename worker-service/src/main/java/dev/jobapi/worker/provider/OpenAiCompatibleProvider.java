@@ -80,8 +80,8 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
         }
         JsonNode reported = chunk.get("usage");
         if (reported != null && reported.isObject()) {
-            answer.promptTokens(reported.path("prompt_tokens").asInt());
-            answer.completionTokens(reported.path("completion_tokens").asInt());
+            answer.promptTokens(tokenCount(reported.path("prompt_tokens"), "prompt_tokens"));
+            answer.completionTokens(tokenCount(reported.path("completion_tokens"), "completion_tokens"));
         }
     }
 
@@ -127,7 +127,7 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
                         usage == null));
             }
             String content = choice.path("message").path("content").asText("");
-            return Optional.of(new ProviderOutcome.Completed(
+            return Optional.of(ProviderOutcome.answer(
                     completion.get("id").asText(), content.getBytes(StandardCharsets.UTF_8), usage));
         } catch (IOException e) {
             LOG.debugf("Lookup of attempt %s at %s failed: %s", attemptId, name, e);
@@ -142,9 +142,10 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
         settings.apiKey().ifPresent(key -> builder.header("Authorization", "Bearer " + key));
     }
 
-    private static ProviderOutcome.Usage usage(JsonNode reported) {
-        return new ProviderOutcome.Usage(
-                reported.path("prompt_tokens").asInt(),
-                reported.path("completion_tokens").asInt());
+    /** Null unless both counts are reported and believable: half a usage is no usage. */
+    private ProviderOutcome.Usage usage(JsonNode reported) {
+        Integer prompt = tokenCount(reported.path("prompt_tokens"), "prompt_tokens");
+        Integer completion = tokenCount(reported.path("completion_tokens"), "completion_tokens");
+        return prompt != null && completion != null ? new ProviderOutcome.Usage(prompt, completion) : null;
     }
 }

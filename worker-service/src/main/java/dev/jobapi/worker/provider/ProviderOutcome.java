@@ -1,5 +1,7 @@
 package dev.jobapi.worker.provider;
 
+import dev.jobapi.worker.apply.PatchRules;
+
 /**
  * What one provider call came to, in the terms of the retry decision table
  * (docs/design.md#retry-decision-table).
@@ -29,6 +31,21 @@ public sealed interface ProviderOutcome {
 
     /** Sent, then the answer was lost: the provider may have done the work. */
     record Unknown(String remoteId, String reason) implements ProviderOutcome {}
+
+    /**
+     * A whole answer as the provider gave it (a stream, a lookup, a callback): {@link Completed} when
+     * it is a usable patch by {@link PatchRules}, else {@link Failed} with the reason "unusable
+     * output: ..." and the usage the provider reported, so it is never stored as a result, elected or
+     * applied, and fallback may follow as after any failure.
+     */
+    static ProviderOutcome answer(String remoteId, byte[] patch, Usage usage) {
+        return PatchRules.unusable(patch)
+                .<ProviderOutcome>map(why -> new Failed(remoteId, UNUSABLE + why, usage, usage == null))
+                .orElseGet(() -> new Completed(remoteId, patch, usage));
+    }
+
+    /** How the reason of an answer that is no usable patch starts. */
+    String UNUSABLE = "unusable output: ";
 
     /** Token counts as the provider reported them. */
     record Usage(int promptTokens, int completionTokens) {}

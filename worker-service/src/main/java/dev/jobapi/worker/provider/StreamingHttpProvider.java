@@ -2,11 +2,11 @@ package dev.jobapi.worker.provider;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jobapi.common.attempt.UsageRecord;
 import dev.jobapi.worker.config.WorkerConfig;
-import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -68,6 +68,7 @@ abstract class StreamingHttpProvider implements ModelProvider {
     protected final Clock clock;
     private final int maxSends;
     private final Duration backoff;
+    protected final int maxAnswerBytes;
 
     StreamingHttpProvider(
             String name,
@@ -82,6 +83,7 @@ abstract class StreamingHttpProvider implements ModelProvider {
         this.readTimeout = settings.readTimeout().orElse(transport.readTimeout());
         this.maxSends = transport.maxSends();
         this.backoff = transport.backoff();
+        this.maxAnswerBytes = transport.maxAnswerBytes();
         this.http = HttpClient.newBuilder()
                 .connectTimeout(settings.connectTimeout().orElse(transport.connectTimeout()))
                 .version(HttpClient.Version.HTTP_1_1)
@@ -196,6 +198,28 @@ abstract class StreamingHttpProvider implements ModelProvider {
         }
     }
 
+    /**
+     * A token count as the provider reported it, or null when it did not report one or reported no
+     * count to believe: not a whole number, negative, or past {@link UsageRecord#MAX_TOKENS}. A null
+     * count makes the usage unknown (the attempt is quarantined), never 0 and never a wrapped int.
+     */
+    protected Integer tokenCount(JsonNode reported, String field) {
+        if (reported == null || reported.isMissingNode() || reported.isNull()) {
+            return null;
+        }
+        if (reported.isIntegralNumber()
+                && reported.canConvertToLong()
+                && UsageRecord.isPlausible(reported.longValue())) {
+            return reported.intValue();
+        }
+        LOG.warnf(
+                "Provider %s reported %s = %s; not a count to believe, the usage is unknown",
+                name,
+                field,
+                reported.toString().length() > 40 ? reported.toString().substring(0, 40) + "..." : reported);
+        return null;
+    }
+
     /** Whether a send that starts after {@code waitMillis} still has the read timeout before the deadline. */
     private boolean timeToSend(Instant deadline, long waitMillis) {
         return !clock.instant().plusMillis(waitMillis).plus(readTimeout).isAfter(deadline);
@@ -223,14 +247,17 @@ abstract class StreamingHttpProvider implements ModelProvider {
 
     /**
      * Reads the event stream under a cutoff at {@code bound}: the JDK timeout covers only the headers,
-     * so the watchdog closes a stream that has not ended by then, and the answer is unknown.
+     * so the watchdog closes a stream that has not ended by then, and the answer is unknown. At most
+     * {@link #maxAnswerBytes} are read: a longer answer is failed and its stream closed, so neither a
+     * line nor the answer grows past the cap in memory.
      */
     private ProviderOutcome readStream(InputStream stream, StreamedAnswer answer, Bound bound) {
         Cutoff cutoff = new Cutoff(stream, Duration.between(clock.instant(), bound.until()));
-        try (BufferedReader reader = new BufferedReader(new InputStreamReader(stream, StandardCharsets.UTF_8))) {
+        try (stream) {
+            CappedLines reader = new CappedLines(stream, maxAnswerBytes);
             String event = null;
             String line;
-            while (!answer.ended() && (line = reader.readLine()) != null) {
+            while (!answer.ended() && (line = reader.next()) != null) {
                 if (line.isEmpty()) {
                     event = null; // a blank line ends the event
                 } else if (line.startsWith("event:")) {
@@ -240,6 +267,8 @@ abstract class StreamingHttpProvider implements ModelProvider {
                     onEvent(event, line.substring(5).trim(), answer);
                 }
             }
+        } catch (AnswerTooLarge e) {
+            answer.tooLarge(maxAnswerBytes);
         } catch (IOException e) {
             LOG.debugf("Stream from %s broke: %s", name, e);
         }
@@ -279,6 +308,62 @@ abstract class StreamingHttpProvider implements ModelProvider {
             stream.close();
         } catch (IOException e) {
             // The stream is being abandoned anyway.
+        }
+    }
+
+    /** An answer went past {@link #maxAnswerBytes}. */
+    private static final class AnswerTooLarge extends IOException {
+        AnswerTooLarge() {
+            super("answer larger than its cap");
+        }
+    }
+
+    /**
+     * The lines of an event stream, as UTF-8, counting every byte read: past {@code cap} bytes in all
+     * it throws {@link AnswerTooLarge} instead of buffering more. A line ends at LF; a CR before it is
+     * dropped (CRLF).
+     */
+    private static final class CappedLines {
+        private final InputStream in;
+        private final long cap;
+        private final byte[] buffer = new byte[8192];
+        private final ByteArrayOutputStream line = new ByteArrayOutputStream();
+        private long read;
+        private int position;
+        private int end;
+
+        CappedLines(InputStream in, long cap) {
+            this.in = in;
+            this.cap = cap;
+        }
+
+        /** The next line, or null at the end of the stream. */
+        String next() throws IOException {
+            line.reset();
+            while (true) {
+                if (position == end) {
+                    int n = in.read(buffer);
+                    if (n < 0) {
+                        return line.size() > 0 ? decodeLine() : null;
+                    }
+                    read += n;
+                    if (read > cap) {
+                        throw new AnswerTooLarge();
+                    }
+                    position = 0;
+                    end = n;
+                }
+                byte b = buffer[position++];
+                if (b == '\n') {
+                    return decodeLine();
+                }
+                line.write(b);
+            }
+        }
+
+        private String decodeLine() {
+            String text = line.toString(StandardCharsets.UTF_8);
+            return text.endsWith("\r") ? text.substring(0, text.length() - 1) : text;
         }
     }
 
@@ -332,6 +417,7 @@ abstract class StreamingHttpProvider implements ModelProvider {
         private String error;
         private String truncation;
         private Limit cutOffBy;
+        private int tooLargeAt;
 
         StreamedAnswer(String remoteId) {
             this.remoteId = remoteId;
@@ -350,11 +436,12 @@ abstract class StreamingHttpProvider implements ModelProvider {
             return remoteId;
         }
 
-        void promptTokens(int reported) {
+        /** A count read by {@link #tokenCount}: null (not reported, or not believable) leaves it unknown. */
+        void promptTokens(Integer reported) {
             promptTokens = reported;
         }
 
-        void completionTokens(int reported) {
+        void completionTokens(Integer reported) {
             completionTokens = reported;
         }
 
@@ -383,13 +470,18 @@ abstract class StreamingHttpProvider implements ModelProvider {
             truncation = how;
         }
 
+        /** The answer went past {@code cap} bytes; we stopped reading it. */
+        void tooLarge(int cap) {
+            tooLargeAt = cap;
+        }
+
         /** We closed the stream at {@code limit} (the read timeout or the deadline) before it ended. */
         void cutOff(Limit limit) {
             cutOffBy = limit;
         }
 
         boolean ended() {
-            return complete || error != null;
+            return complete || error != null || tooLargeAt > 0;
         }
 
         /**
@@ -399,6 +491,13 @@ abstract class StreamingHttpProvider implements ModelProvider {
          * the provider may still finish it, and no whole answer came before our limit.
          */
         ProviderOutcome outcome() {
+            if (tooLargeAt > 0) {
+                return new ProviderOutcome.Failed(
+                        remoteId,
+                        "answer larger than " + tooLargeAt + " bytes; stream closed, output discarded",
+                        null,
+                        true);
+            }
             if (error != null) {
                 return new ProviderOutcome.Failed(
                         remoteId,
@@ -415,8 +514,7 @@ abstract class StreamingHttpProvider implements ModelProvider {
                         usage == null);
             }
             if (complete) {
-                return new ProviderOutcome.Completed(
-                        remoteId, content.toString().getBytes(StandardCharsets.UTF_8), usage());
+                return ProviderOutcome.answer(remoteId, content.toString().getBytes(StandardCharsets.UTF_8), usage());
             }
             if (cutOffBy != null) {
                 return new ProviderOutcome.Unknown(

@@ -58,7 +58,6 @@ public class Reconciliation {
             return false;
         }
         Optional<ProviderOutcome> found = fromCallback(attemptId)
-                .map(ProviderOutcome.class::cast)
                 .or(() -> providers.forName(attempt.provider()).lookup(attemptId, attempt.remoteId()));
         if (found.isEmpty()) {
             return false;
@@ -78,10 +77,10 @@ public class Reconciliation {
     }
 
     /** A verified callback the provider pushed for this attempt, read like a lookup's answer. */
-    private Optional<ProviderOutcome.Completed> fromCallback(UUID attemptId) {
+    private Optional<ProviderOutcome> fromCallback(UUID attemptId) {
         return QuarkusTransaction.requiringNew()
                 .call(() -> callbacks.find(attemptId))
-                .map(callback -> new ProviderOutcome.Completed(
+                .map(callback -> ProviderOutcome.answer(
                         callback.remoteId(),
                         callback.output(),
                         callback.promptTokens() == null

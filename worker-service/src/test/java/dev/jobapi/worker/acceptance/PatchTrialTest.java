@@ -79,4 +79,14 @@ class PatchTrialTest {
                 .startsWith("check command exited 3: ")
                 .endsWith("; output ends: assert ?[31mfailed"));
     }
+
+    @Test
+    void aPatchThatCommitsASymlinkFailsTheTrialWithTheRuleItBreaks() {
+        byte[] symlink = ("diff --git a/passwd b/passwd\nnew file mode 120000\n--- /dev/null\n+++ b/passwd\n"
+                        + "@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n")
+                .getBytes(StandardCharsets.UTF_8);
+
+        assertThat(PatchTrial.judge(REPOSITORY, symlink, new Check(null, null, null, "true"), Duration.ofSeconds(20)))
+                .hasValueSatisfying(reason -> assertThat(reason).contains("passwd mode 120000"));
+    }
 }

@@ -532,6 +532,11 @@ class ProviderContractTest {
         public Duration backoff() {
             return BACKOFF;
         }
+
+        @Override
+        public int maxAnswerBytes() {
+            return 4 * 1024 * 1024;
+        }
     };
 
     /** One provider's entry as the config would give it; timeouts come from the shared transport. */
