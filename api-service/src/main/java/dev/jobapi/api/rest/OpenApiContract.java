@@ -153,7 +153,17 @@ public class OpenApiContract implements OASFilter {
                 .addProperty(
                         "day",
                         budgetFigure(Schema.SchemaType.STRING, "the UTC day counted")
-                                .format("date"));
+                                .format("date"))
+                .addProperty(
+                        "expected",
+                        OASFactory.createSchema()
+                                .type(List.of(Schema.SchemaType.INTEGER))
+                                .description("bulk-set-changed only: what the dry run counted"))
+                .addProperty(
+                        "actual",
+                        OASFactory.createSchema()
+                                .type(List.of(Schema.SchemaType.INTEGER))
+                                .description("bulk-set-changed only: what the filter matches now"));
     }
 
     /** An extension member of budget-exceeded (StartRefusals): absent from every other problem. */
