@@ -72,19 +72,13 @@ final class DlqCommand {
         }
     }
 
-    /** Machine-readable output. */
-    static final class Output {
-        @Option(names = "--json", description = "Print the api's answer as JSON.")
-        boolean json;
-    }
-
     @Command(
             name = "list",
             mixinStandardHelpOptions = true,
             description = "Dead letters, oldest first: id, attempt, job, owner, provider, reason, deaths.")
     int list(
             @Mixin Filter filter,
-            @Mixin Output output,
+            @Mixin OutputFormat output,
             @Option(names = "--state", description = "pending (default), replayed, skipped, discarded, all.")
                     String state,
             @Option(names = "--limit", defaultValue = "50", description = "At most this many (default 50).") int limit,
@@ -94,7 +88,7 @@ final class DlqCommand {
             query.put("state", state);
         }
         DeadLetterPage page = client().deadLetters(query, after, limit);
-        if (output.json) {
+        if (output.json()) {
             JobsCommand.printJson(spec, page);
             return ExitCodes.OK;
         }
@@ -120,9 +114,9 @@ final class DlqCommand {
     }
 
     @Command(name = "count", mixinStandardHelpOptions = true, description = "How many pending dead letters match.")
-    int count(@Mixin Filter filter, @Mixin Output output) {
+    int count(@Mixin Filter filter, @Mixin OutputFormat output) {
         long count = client().countDeadLetters(filter.query());
-        if (output.json) {
+        if (output.json()) {
             JobsCommand.printJson(spec, Map.of("count", count));
         } else {
             spec.commandLine().getOut().println(count);
@@ -165,7 +159,7 @@ final class DlqCommand {
                     + " attempt has nothing left to do). Shows the dry run's count and asks unless --yes.")
     int replay(
             @Mixin Filter filter,
-            @Mixin Output output,
+            @Mixin OutputFormat output,
             @ArgGroup(exclusive = false) Selection selection,
             @Option(names = "--dry-run", description = "Count and sample; change nothing.") boolean dryRun,
             @Option(names = "--yes", description = "Do not ask for confirmation.") boolean yes,
@@ -180,7 +174,7 @@ final class DlqCommand {
                     + " Shows the dry run's count and asks unless --yes.")
     int discard(
             @Mixin Filter filter,
-            @Mixin Output output,
+            @Mixin OutputFormat output,
             @ArgGroup(exclusive = false) Selection selection,
             @Option(names = "--dry-run", description = "Count and sample; change nothing.") boolean dryRun,
             @Option(names = "--yes", description = "Do not ask for confirmation.") boolean yes,
@@ -191,7 +185,7 @@ final class DlqCommand {
     private int act(
             boolean discard,
             Filter filter,
-            Output output,
+            OutputFormat output,
             Selection selection,
             boolean dryRun,
             boolean yes,
@@ -236,7 +230,7 @@ final class DlqCommand {
             body.put("dryRun", true);
         }
         JsonNode result = client.actOnDeadLetters(discard, body);
-        if (output.json) {
+        if (output.json()) {
             JobsCommand.printJson(spec, result);
         } else {
             spec.commandLine()

@@ -29,6 +29,8 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "jobctl",
         mixinStandardHelpOptions = true,
+        // Every command and subcommand answers --help (and --version) with exit 0.
+        scope = ScopeType.INHERIT,
         version = "jobctl 0.1.0",
         description = "The job API's command line (bin/jobctl runs it).",
         subcommands = {
@@ -39,6 +41,7 @@ import picocli.CommandLine.Spec;
             QuarantineCommand.class,
             ProvidersCommand.class,
             FallbackCommand.class,
+            BulkCommand.class,
             CommandLine.HelpCommand.class
         },
         footerHeading = "%nEnvironment:%n",

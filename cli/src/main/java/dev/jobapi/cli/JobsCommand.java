@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -43,9 +44,14 @@ final class JobsCommand {
             @Option(names = "--limit", defaultValue = "20", description = "1-100 (default ${DEFAULT-VALUE}).")
                     int limit,
             @Option(names = "--cursor", description = "The next page's cursor, as a previous page printed it.")
-                    String cursor) {
+                    String cursor,
+            @Mixin OutputFormat output) {
         JobState filter = state == null ? null : parseState(state);
         JobPage page = jobctl.client(USER).jobs(filter, limit, cursor);
+        if (output.json()) {
+            printJson(spec, page);
+            return ExitCodes.OK;
+        }
         PrintWriter out = spec.commandLine().getOut();
         for (JobSummary job : page.items()) {
             String prompt = job.input() == null || job.input().prompt() == null
@@ -72,9 +78,14 @@ final class JobsCommand {
     }
 
     @Command(name = "timeline", description = "The job's history in commit order.")
-    int timeline(@Parameters(paramLabel = "JOB") UUID jobId) {
+    int timeline(@Parameters(paramLabel = "JOB") UUID jobId, @Mixin OutputFormat output) {
         PrintWriter out = spec.commandLine().getOut();
-        for (TimelineEvent event : jobctl.client(USER).timeline(jobId)) {
+        List<TimelineEvent> events = jobctl.client(USER).timeline(jobId);
+        if (output.json()) {
+            printJson(spec, events);
+            return ExitCodes.OK;
+        }
+        for (TimelineEvent event : events) {
             out.printf(
                     "%s  %-24s %s  %s%n",
                     event.at(),

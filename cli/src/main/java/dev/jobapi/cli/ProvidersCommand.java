@@ -6,7 +6,9 @@ import dev.jobapi.client.model.ProviderStatus;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -29,9 +31,14 @@ final class ProvidersCommand {
             name = "list",
             description = "Every provider: has it earned automatic fallback (its latest acceptance run passed"
                     + " recently), and why not.")
-    int list() {
+    int list(@Mixin OutputFormat output) {
         PrintWriter out = spec.commandLine().getOut();
-        for (ProviderStatus provider : jobctl.client(Jobctl.OPERATOR).providers()) {
+        List<ProviderStatus> providers = jobctl.client(Jobctl.OPERATOR).providers();
+        if (output.json()) {
+            JobsCommand.printJson(spec, providers);
+            return ExitCodes.OK;
+        }
+        for (ProviderStatus provider : providers) {
             AcceptanceRun run = provider.latestRun();
             out.printf(
                     "%s  accepted=%s  latest=%s %s%n",

@@ -2,10 +2,12 @@ package dev.jobapi.cli;
 
 import dev.jobapi.client.model.Attempt;
 import java.io.PrintWriter;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -25,10 +27,18 @@ final class QuarantineCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    @Mixin
+    OutputFormat output;
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        for (Attempt attempt : jobctl.client(Jobctl.OPERATOR).quarantine()) {
+        List<Attempt> held = jobctl.client(Jobctl.OPERATOR).quarantine();
+        if (output.json()) {
+            JobsCommand.printJson(spec, held);
+            return ExitCodes.OK;
+        }
+        for (Attempt attempt : held) {
             out.printf(
                     "%s  job=%s  %s  %s  since=%s%n",
                     attempt.id(),

@@ -34,6 +34,7 @@ class JobctlTest {
     private final StringWriter out = new StringWriter();
     private final StringWriter err = new StringWriter();
     private final Deque<String[]> script = new ArrayDeque<>();
+    private final java.util.List<String> requests = new java.util.ArrayList<>();
     private HttpServer api;
 
     @AfterEach
@@ -55,7 +56,11 @@ class JobctlTest {
         script.addAll(java.util.List.of(answers));
         api = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         api.createContext("/", exchange -> {
-            exchange.getRequestBody().readAllBytes();
+            byte[] request = exchange.getRequestBody().readAllBytes();
+            synchronized (requests) {
+                requests.add(exchange.getRequestMethod() + " " + exchange.getRequestURI() + " "
+                        + new String(request, StandardCharsets.UTF_8));
+            }
             String[] answer;
             synchronized (script) {
                 answer = script.size() > 1 ? script.pollFirst() : script.peekFirst();
@@ -226,6 +231,111 @@ class JobctlTest {
         assertThat(run("completion")).isZero();
 
         assertThat(out.toString()).contains("complete -F _complete_jobctl", "submit", "providers");
+    }
+
+    @Test
+    void everyCommandAndSubcommandAnswersHelpWithExitZero() {
+        java.util.List<java.util.List<String>> paths = new java.util.ArrayList<>();
+        commands(Jobctl.commandLine(), new java.util.ArrayList<>(), paths);
+        assertThat(paths).hasSizeGreaterThan(25);
+        for (java.util.List<String> path : paths) {
+            out.getBuffer().setLength(0);
+            java.util.List<String> args = new java.util.ArrayList<>(path);
+            args.add("--help");
+            assertThat(run(args.toArray(String[]::new)))
+                    .as("jobctl %s --help", String.join(" ", path))
+                    .isZero();
+            assertThat(out.toString())
+                    .as("jobctl %s --help", String.join(" ", path))
+                    .contains("Usage: jobctl");
+        }
+    }
+
+    /** Every command's path below this one: jobctl's own tree, as picocli built it. */
+    private static void commands(
+            picocli.CommandLine command, java.util.List<String> path, java.util.List<java.util.List<String>> paths) {
+        paths.add(path);
+        command.getSubcommands().forEach((name, sub) -> {
+            if (!name.equals("help") && sub.getCommandName().equals(name)) {
+                java.util.List<String> longer = new java.util.ArrayList<>(path);
+                longer.add(name);
+                commands(sub, longer, paths);
+            }
+        });
+    }
+
+    @Test
+    void everyListingPrintsOneJsonDocumentWithDashOJson() throws Exception {
+        String bulk = "{\"id\":\"7\",\"action\":\"dlq-replay\",\"state\":\"done\",\"total\":2,\"processed\":2,"
+                + "\"done\":2,\"skipped\":0,\"refused\":0,\"refusals\":[]}";
+        String[][] listings = {
+            {"{\"items\":[],\"nextCursor\":null}", "jobs", "list"},
+            {"[]", "jobs", "timeline", JOB_ID},
+            {"[]", "quarantine"},
+            {"[]", "providers", "list"},
+            {"{\"items\":[],\"depth\":0,\"offset\":0,\"limit\":50,\"next\":null}", "dlq", "list"},
+            {"{\"count\":3}", "dlq", "count"},
+            {"[" + bulk + "]", "bulk", "list"},
+            {bulk, "bulk", "show", "7"}
+        };
+        for (String[] listing : listings) {
+            String url = api(new String[] {"200", listing[0]});
+            out.getBuffer().setLength(0);
+            java.util.List<String> args =
+                    new java.util.ArrayList<>(java.util.List.of(listing).subList(1, listing.length));
+            args.addAll(java.util.List.of("-o", "json", url));
+            assertThat(run(args.toArray(String[]::new)))
+                    .as(String.join(" ", args))
+                    .isZero();
+            JsonNode parsed = new ObjectMapper().readTree(out.toString());
+            assertThat(parsed).as(String.join(" ", args)).isNotNull();
+            assertThat(parsed.isContainerNode()).isTrue();
+            api.stop(0);
+            api = null;
+            script.clear();
+        }
+        assertThat(run("dlq", "count", "-o", "yaml")).isEqualTo(ExitCodes.USAGE);
+    }
+
+    @Test
+    void bulkRunShowsTheDryRunsCountExecutesWithItsTokenAndFollowsTheProgress() throws IOException {
+        String url = api(
+                new String[] {
+                    "200",
+                    "{\"action\":\"dlq-replay\",\"filter\":{\"provider\":\"fake-b\"},\"count\":3,"
+                            + "\"sample\":[{\"id\":\"11\",\"provider\":\"fake-b\",\"state\":\"pending\"}],"
+                            + "\"token\":\"the-token\"}"
+                },
+                new String[] {"202", "{\"id\":\"7\",\"state\":\"running\",\"total\":3,\"processed\":1}"},
+                new String[] {
+                    "200",
+                    "{\"id\":\"7\",\"action\":\"dlq-replay\",\"state\":\"done\",\"total\":3,\"processed\":3,"
+                            + "\"done\":3,\"skipped\":0,\"refused\":0,\"requestedBy\":\"jobctl\"}"
+                });
+
+        assertThat(run("bulk", "run", "dlq-replay", "--provider", "fake-b", "--yes", url))
+                .isZero();
+
+        assertThat(out.toString()).contains("matches 3", "11", "bulk action 7  dlq-replay  done  3/3  done=3");
+        assertThat(err.toString()).contains("1/3");
+        assertThat(requests).hasSize(3);
+        assertThat(requests.get(0))
+                .startsWith("POST /admin/bulk/dlq-replay/dry-run")
+                .contains("fake-b");
+        assertThat(requests.get(1)).startsWith("POST /admin/bulk/dlq-replay ").contains("the-token", "fake-b");
+        assertThat(requests.get(2)).startsWith("GET /admin/bulk/7");
+    }
+
+    @Test
+    void bulkRunWithoutYesAndNobodyToAskActsOnNothing() throws IOException {
+        String url = api(new String[] {
+            "200", "{\"action\":\"job-cancel\",\"filter\":{},\"count\":2,\"sample\":[],\"token\":\"t\"}"
+        });
+
+        assertThat(run("bulk", "run", "job-cancel", "--owner", "alice", url)).isEqualTo(ExitCodes.REFUSED);
+
+        assertThat(err.toString()).contains("job-cancel on 2 item(s)? [y/N]", "not confirmed");
+        assertThat(requests).hasSize(1);
     }
 
     private static PublicKey developmentPublicKey() throws Exception {

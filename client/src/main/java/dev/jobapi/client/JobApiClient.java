@@ -297,6 +297,45 @@ public final class JobApiClient {
                 JsonNode.class);
     }
 
+    /**
+     * A bulk action's dry run (POST /admin/bulk/{action}/dry-run): the count, a sample and the token
+     * its execution needs. Changes nothing, so retried like a read.
+     */
+    public JsonNode bulkDryRun(String action, JsonNode filter) {
+        ObjectNode body = MAPPER.createObjectNode();
+        body.set("filter", filter);
+        return read(
+                send(new Call(
+                        "POST", "/admin/bulk/" + action + "/dry-run", bytes(body), null, Safety.IDEMPOTENT, Map.of())),
+                JsonNode.class);
+    }
+
+    /**
+     * Executes a bulk action with its dry run's filter and token (POST /admin/bulk/{action}); the
+     * answer is its progress. Not retried after sending: a second execution is refused or acts twice.
+     */
+    public JsonNode bulkExecute(String action, JsonNode filter, String token, String reason) {
+        ObjectNode body = MAPPER.createObjectNode();
+        body.set("filter", filter);
+        body.put("token", token);
+        if (reason != null) {
+            body.put("reason", reason);
+        }
+        return read(
+                send(new Call("POST", "/admin/bulk/" + action, bytes(body), null, Safety.ONCE, Map.of())),
+                JsonNode.class);
+    }
+
+    /** A bulk action's progress (GET /admin/bulk/{id}). */
+    public JsonNode bulkAction(String id) {
+        return read(get("/admin/bulk/" + encode(id)), JsonNode.class);
+    }
+
+    /** The newest bulk actions (GET /admin/bulk). */
+    public JsonNode bulkActions(int limit) {
+        return read(get("/admin/bulk?limit=" + limit), JsonNode.class);
+    }
+
     private static String encode(String value) {
         return java.net.URLEncoder.encode(value, java.nio.charset.StandardCharsets.UTF_8);
     }

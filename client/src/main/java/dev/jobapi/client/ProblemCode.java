@@ -30,6 +30,8 @@ public enum ProblemCode {
     FALLBACK_DISABLED("fallback-disabled"),
     NO_OUTPUT("no-output"),
     NOT_QUARANTINED("not-quarantined"),
+    /** What a bulk action's dry run counted changed, or its token expired: run the dry run again. */
+    BULK_SET_CHANGED("bulk-set-changed"),
     PAYLOAD_TOO_LARGE("payload-too-large"),
     UNSUPPORTED_MEDIA_TYPE("unsupported-media-type"),
     /** The key was used before with a different body: a new intention needs a new key. */

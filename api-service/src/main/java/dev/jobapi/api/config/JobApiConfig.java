@@ -23,6 +23,8 @@ public interface JobApiConfig {
 
     Callbacks callbacks();
 
+    Bulk bulk();
+
     /**
      * The address clients reach this API at, without a trailing slash. Problem types are absolute URIs
      * under it ({@code <base>/problems/<code>}, RFC 9457 section 3.1.1), each a page this API serves;
@@ -216,5 +218,26 @@ public interface JobApiConfig {
          */
         @WithDefault("30d")
         Duration appliedKeyAge();
+    }
+
+    /** Operators' bulk actions by filter (bulk.BulkActions). */
+    interface Bulk {
+        /**
+         * How long a dry run's token may be presented: long enough to read the sample and confirm,
+         * short enough that a set counted long ago is counted again.
+         */
+        @WithDefault("15m")
+        Duration tokenTtl();
+
+        /** How often each replica's runner looks for bulk actions with items left (large sets run there). */
+        @WithDefault("1s")
+        Duration interval();
+
+        /**
+         * How long one round of the runner works before it lets the loop beat its heartbeat; the next
+         * round continues where it stopped.
+         */
+        @WithDefault("20s")
+        Duration roundBudget();
     }
 }

@@ -30,6 +30,10 @@ public enum Problem {
     FALLBACK_DISABLED(409, "fallback-disabled", "New fallback attempts are disabled"),
     NO_OUTPUT(409, "no-output", "The job has no winning output yet"),
     NOT_QUARANTINED(409, "not-quarantined", "The attempt is not held in quarantine"),
+    BULK_SET_CHANGED(
+            409,
+            "bulk-set-changed",
+            "What the filter matches changed since the dry run, or its token expired; run the dry run again"),
     PAYLOAD_TOO_LARGE(413, "payload-too-large", "The request body is too large"),
     UNSUPPORTED_MEDIA_TYPE(415, "unsupported-media-type", "The request body must be application/json"),
     IDEMPOTENCY_KEY_REUSED(

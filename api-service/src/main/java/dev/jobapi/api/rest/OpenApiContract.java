@@ -162,7 +162,13 @@ public class OpenApiContract implements OASFilter {
                         extensionMember(
                                 "attempt-limit-reached",
                                 Schema.SchemaType.INTEGER,
-                                "the most attempts one job may have"));
+                                "the most attempts one job may have"))
+                .addProperty(
+                        "expected",
+                        extensionMember("bulk-set-changed", Schema.SchemaType.INTEGER, "what the dry run counted"))
+                .addProperty(
+                        "actual",
+                        extensionMember("bulk-set-changed", Schema.SchemaType.INTEGER, "what the filter matches now"));
     }
 
     /** An extension member of budget-exceeded (StartRefusals): absent from every other problem. */
@@ -170,7 +176,7 @@ public class OpenApiContract implements OASFilter {
         return extensionMember("budget-exceeded", type, what);
     }
 
-    /** An extension member of one problem (StartRefusals): absent from every other. */
+    /** An extension member of one problem: absent from every other. */
     private static Schema extensionMember(String code, Schema.SchemaType type, String what) {
         return OASFactory.createSchema().type(List.of(type)).description(code + " only: " + what);
     }

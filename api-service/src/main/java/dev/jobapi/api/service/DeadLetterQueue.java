@@ -216,10 +216,13 @@ public class DeadLetterQueue {
                         }
                         if (dryRun) {
                             preview(connection, batch, tally, replay);
-                        } else if (replay) {
-                            settleReplay(connection, batch, tally, operator, reason, trace, selection);
                         } else {
-                            settleDiscard(connection, batch, tally, operator, reason, selection);
+                            tally.notReplayable += replay ? notReplayable(batch) : 0;
+                            Settled settled =
+                                    settle(connection, batch, replay, operator, reason, trace, selection.describe());
+                            settled.replayed().forEach(tally::replayed);
+                            settled.skipped().forEach(tally::skipped);
+                            settled.discarded().forEach(tally::discarded);
                         }
                         return batch.get(batch.size() - 1).id();
                     }));
@@ -295,20 +298,55 @@ public class DeadLetterQueue {
         }
     }
 
-    private void settleReplay(
+    /** Which of a batch's dead letters this call settled, and how; a row settled by another call is in none. */
+    public record Settled(List<Long> replayed, List<Long> skipped, List<Long> discarded) {}
+
+    /**
+     * Settles these dead letters for a bulk action (bulk.BulkActions), on the caller's connection and
+     * in its transaction, with the same checks and audit record as a replay or discard by ids: a row
+     * no longer pending is left alone; a replay skips a row whose attempt has nothing left to do, and
+     * leaves one that names no attempt pending.
+     *
+     * @param describe what the audit record names as the selection (the bulk action)
+     */
+    public Settled settleForBulk(
+            Connection connection, List<Long> ids, boolean replay, String operator, String reason, String describe)
+            throws SQLException {
+        List<Candidate> batch = batch(connection, new Selection(ids, null), 0);
+        return settle(connection, batch, replay, operator, reason, tracing.current(), describe);
+    }
+
+    private static int notReplayable(List<Candidate> batch) {
+        return (int) batch.stream().filter(c -> c.nothingLeftToDo() == null).count();
+    }
+
+    private Settled settle(
             Connection connection,
             List<Candidate> batch,
-            Tally tally,
+            boolean replay,
             String operator,
             String reason,
             TraceParent trace,
-            Selection selection)
+            String describe)
+            throws SQLException {
+        return replay
+                ? settleReplay(connection, batch, operator, reason, trace, describe)
+                : settleDiscard(connection, batch, operator, reason, describe);
+    }
+
+    private Settled settleReplay(
+            Connection connection,
+            List<Candidate> batch,
+            String operator,
+            String reason,
+            TraceParent trace,
+            String describe)
             throws SQLException {
         List<Long> replay = new ArrayList<>();
         List<Long> skip = new ArrayList<>();
         for (Candidate c : batch) {
             if (c.nothingLeftToDo() == null) {
-                tally.notReplayable++;
+                continue;
             } else if (c.nothingLeftToDo()) {
                 skip.add(c.id());
             } else {
@@ -331,32 +369,24 @@ public class DeadLetterQueue {
                 insert.executeUpdate();
             }
         }
-        replayed.forEach(tally::replayed);
-        skipped.forEach(tally::skipped);
         if (!replayed.isEmpty() || !skipped.isEmpty()) {
             Candidate only = batch.size() == 1 ? batch.get(0) : null;
             audit.record(
                     operator,
                     "dlq.replay",
-                    reason == null ? selection.describe() : reason,
+                    reason == null ? describe : reason,
                     only == null ? null : only.jobId(),
                     only == null ? null : only.attemptId(),
-                    "selection: " + selection.describe() + "; replayed=" + replayed + " skipped(nothing left to do)="
-                            + skipped);
+                    "selection: " + describe + "; replayed=" + replayed + " skipped(nothing left to do)=" + skipped);
         }
+        return new Settled(replayed, skipped, List.of());
     }
 
-    private void settleDiscard(
-            Connection connection,
-            List<Candidate> batch,
-            Tally tally,
-            String operator,
-            String reason,
-            Selection selection)
+    private Settled settleDiscard(
+            Connection connection, List<Candidate> batch, String operator, String reason, String describe)
             throws SQLException {
         List<Long> ids = batch.stream().map(Candidate::id).toList();
         List<Long> discarded = settle(connection, ids, "discarded", operator, reason);
-        discarded.forEach(tally::discarded);
         if (!discarded.isEmpty()) {
             Candidate only = batch.size() == 1 ? batch.get(0) : null;
             audit.record(
@@ -365,8 +395,9 @@ public class DeadLetterQueue {
                     reason,
                     only == null ? null : only.jobId(),
                     only == null ? null : only.attemptId(),
-                    "selection: " + selection.describe() + "; discarded=" + discarded);
+                    "selection: " + describe + "; discarded=" + discarded);
         }
+        return new Settled(List.of(), List.of(), discarded);
     }
 
     /**

@@ -38,6 +38,18 @@ public class JobCancellation {
      */
     @Transactional
     public Job cancel(Caller caller, UUID jobId) {
+        return cancel(caller, jobId, null, null);
+    }
+
+    /**
+     * Like {@link #cancel(Caller, UUID)}; a cancel that names its context (an operator's bulk action)
+     * is audited whoever owns the job, with the operator's reason.
+     *
+     * @param reason the operator's reason, audited; null for none
+     * @param context what the audit record names as the source (e.g. "bulk action 12"); null for none
+     */
+    @Transactional
+    public Job cancel(Caller caller, UUID jobId, String reason, String context) {
         Job job = access.lockVisible(caller, jobId);
         if (job.state() == JobState.CANCELLED) {
             return job;
@@ -48,8 +60,14 @@ public class JobCancellation {
         }
         job.cancel(clock.instant());
         events.record(jobId, null, JobEventKind.JOB_CANCELLED, "by " + caller.subject());
-        if (!caller.subject().equals(job.ownerId())) {
-            audit.record(caller.subject(), "job.cancel", null, jobId, null, "owner " + job.ownerId());
+        if (context != null || !caller.subject().equals(job.ownerId())) {
+            audit.record(
+                    caller.subject(),
+                    "job.cancel",
+                    reason,
+                    jobId,
+                    null,
+                    "owner " + job.ownerId() + (context == null ? "" : "; " + context));
         }
         return job;
     }

@@ -109,6 +109,16 @@ public class Quarantine {
     /** Fails the held attempt; its output is kept and never applied. */
     @Transactional
     public Attempt resolveAsFailed(Caller operator, UUID attemptId, String reason) {
+        return resolveAsFailed(operator, attemptId, reason, null);
+    }
+
+    /**
+     * Like {@link #resolveAsFailed(Caller, UUID, String)}, its audit record naming the context.
+     *
+     * @param context what the audit record names as the source (e.g. "bulk action 12"); null for none
+     */
+    @Transactional
+    public Attempt resolveAsFailed(Caller operator, UUID attemptId, String reason, String context) {
         Attempt attempt = lockHeld(attemptId);
         Instant now = clock.instant();
         attempt.fail("failed by operator " + operator.subject() + ": " + reason, now);
@@ -123,7 +133,7 @@ public class Quarantine {
                 attemptId,
                 JobEventKind.ATTEMPT_FAILED,
                 "by operator " + operator.subject() + ": " + reason);
-        audit.record(operator.subject(), "attempt.resolve.fail", reason, attempt.jobId(), attemptId, null);
+        audit.record(operator.subject(), "attempt.resolve.fail", reason, attempt.jobId(), attemptId, context);
         return attempt;
     }
 

@@ -36,7 +36,9 @@ public final class TestDatabase {
                         "provider_callback",
                         "provider_acceptance",
                         "dead_letter",
-                        "dead_letter_return"
+                        "dead_letter_return",
+                        "bulk_action_item",
+                        "bulk_action"
                     }) {
                         em.createNativeQuery("DELETE FROM " + table).executeUpdate();
                     }
