@@ -35,7 +35,8 @@ import org.jboss.logging.Logger;
  * </ol>
  *
  * Several workers may sweep at once: every write it leads to is conditional, so the second finds the
- * work done.
+ * work done. Every transaction of the sweep is opened here, or, for the steps a delivery shares
+ * (election, apply, reconciliation), in {@link AttemptPipeline}.
  */
 @ApplicationScoped
 public class Reconciler {
@@ -47,9 +48,7 @@ public class Reconciler {
 
     private final AttemptSteps steps;
     private final AttemptOutcomes outcomes;
-    private final ElectionStep election;
-    private final ApplyStep apply;
-    private final Reconciliation reconciliation;
+    private final AttemptPipeline pipeline;
     private final AttemptRepository attempts;
     private final AttemptWork work;
     private final EntityManager em;
@@ -62,9 +61,7 @@ public class Reconciler {
     Reconciler(
             AttemptSteps steps,
             AttemptOutcomes outcomes,
-            ElectionStep election,
-            ApplyStep apply,
-            Reconciliation reconciliation,
+            AttemptPipeline pipeline,
             AttemptRepository attempts,
             AttemptWork work,
             EntityManager em,
@@ -75,9 +72,7 @@ public class Reconciler {
             RecoverySpans recoverySpans) {
         this.steps = steps;
         this.outcomes = outcomes;
-        this.election = election;
-        this.apply = apply;
-        this.reconciliation = reconciliation;
+        this.pipeline = pipeline;
         this.attempts = attempts;
         this.work = work;
         this.em = em;
@@ -114,7 +109,7 @@ public class Reconciler {
      */
     public int round() {
         eachOf("lease expiry", claimedAttemptsWithExpiredLeases(), this::expireLease);
-        eachOf("election of a stored result", storedResultsNeverElected(), election::electAndApply);
+        eachOf("election of a stored result", storedResultsNeverElected(), pipeline::electAndApply);
         announceUnclaimedAgain();
         resumeStalledApplies();
         return lookUpLostAnswers();
@@ -187,7 +182,7 @@ public class Reconciler {
 
     /**
      * Winners whose apply stopped (a crash, no message left) or was put back after a failure, the
-     * least recently tried first; a resume that fails again backs off further ({@link ApplyStep}).
+     * least recently tried first; a resume that fails again backs off further ({@link ApplyStep#defer}).
      * Should even recording that failure fail (the failure's own write refused), the job is still put
      * back here, by a statement that carries no text, so it never stays first in every round.
      */
@@ -210,7 +205,7 @@ public class Reconciler {
             UUID winner = (UUID) row[1];
             LOG.warnf("Resuming the apply of attempt %s", winner);
             try {
-                apply.resume(winner);
+                pipeline.resumeApply(winner);
             } catch (RuntimeException e) {
                 LOG.errorf("Resuming the apply of attempt %s failed, put back: %s", winner, e.toString());
                 try {
@@ -234,7 +229,7 @@ public class Reconciler {
                 break;
             }
             try {
-                if (recoverySpans.run("lost-answer lookup", attemptId, () -> reconciliation.reconcile(attemptId))) {
+                if (recoverySpans.run("lost-answer lookup", attemptId, () -> pipeline.reconcile(attemptId))) {
                     reconciled++;
                 }
             } catch (RuntimeException e) {
