@@ -378,24 +378,28 @@ final class Checker {
         List<String> found = violations.get(Invariant.EVERY_JOB_SETTLED);
         figures.put(
                 "jobs not settled (accepted, running, or in review without a reason)",
-                single("SELECT count(*) FROM job WHERE state NOT IN ('completed', 'cancelled')"
-                        + " AND NOT (state = 'needs_review' AND coalesce(btrim(review_reason), '') <> '')"));
+                single(
+                        "SELECT count(*) FROM job WHERE state <> ALL(?)"
+                                + " AND NOT (state = 'needs_review' AND coalesce(btrim(review_reason), '') <> '')",
+                        States.TERMINAL_JOBS));
         rows(
                 "SELECT j.id, j.state,"
                         + " (SELECT string_agg(a.state, ', ' ORDER BY a.created_at, a.id) FROM attempt a"
                         + " WHERE a.job_id = j.id),"
                         + " (SELECT string_agg(p.status, ', ') FROM applied_patch p WHERE p.job_id = j.id)"
-                        + " FROM job j WHERE j.state NOT IN ('completed', 'cancelled')"
+                        + " FROM job j WHERE j.state <> ALL(?)"
                         + " AND NOT (j.state = 'needs_review' AND coalesce(btrim(j.review_reason), '') <> '')"
                         + " ORDER BY j.id",
                 rs -> found.add("job " + rs.getString(1) + " ended " + rs.getString(2)
                         + (rs.getString(2).equals("needs_review") ? " without a recorded reason" : "")
                         + " (attempts: " + (rs.getString(3) == null ? "none" : rs.getString(3))
-                        + (rs.getString(4) == null ? "" : "; apply " + rs.getString(4)) + ")"));
+                        + (rs.getString(4) == null ? "" : "; apply " + rs.getString(4)) + ")"),
+                States.TERMINAL_JOBS);
         rows(
                 "SELECT j.id, j.state FROM job j WHERE NOT EXISTS (SELECT 1 FROM attempt a WHERE a.job_id = j.id)"
-                        + " AND j.state IN ('completed', 'cancelled', 'needs_review') ORDER BY j.id",
-                rs -> found.add("job " + rs.getString(1) + " (" + rs.getString(2) + ") has no attempt at all"));
+                        + " AND j.state = ANY(?) ORDER BY j.id",
+                rs -> found.add("job " + rs.getString(1) + " (" + rs.getString(2) + ") has no attempt at all"),
+                States.TERMINAL_OR_REVIEWED_JOBS);
     }
 
     /**
@@ -440,21 +444,24 @@ final class Checker {
         void row(ResultSet rs) throws SQLException;
     }
 
-    private void rows(String sql, RowHandler handler) throws SQLException {
-        try (PreparedStatement statement = db.prepareStatement(sql);
-                ResultSet rs = statement.executeQuery()) {
-            while (rs.next()) {
-                handler.row(rs);
+    /** Runs {@code sql}; {@code states}, when given, is its one parameter, a state set bound as a text array. */
+    private void rows(String sql, RowHandler handler, String... states) throws SQLException {
+        try (PreparedStatement statement = db.prepareStatement(sql)) {
+            if (states.length > 0) {
+                statement.setArray(1, db.createArrayOf("text", states));
+            }
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    handler.row(rs);
+                }
             }
         }
     }
 
-    private long single(String sql) throws SQLException {
-        try (PreparedStatement statement = db.prepareStatement(sql);
-                ResultSet rs = statement.executeQuery()) {
-            rs.next();
-            return rs.getLong(1);
-        }
+    private long single(String sql, String... states) throws SQLException {
+        long[] value = new long[1];
+        rows(sql, rs -> value[0] = rs.getLong(1), states);
+        return value[0];
     }
 
     private Map<String, Long> countsBy(String sql) throws SQLException {

@@ -126,7 +126,7 @@ final class Drain {
             long starting = askedNow + count(db, "SELECT count(*) FROM attempt WHERE state = 'starting'");
             long unsent = count(db, "SELECT count(*) FROM outbox WHERE sent_at IS NULL");
             long pending = count(db, "SELECT count(*) FROM applied_patch WHERE status = 'pending'");
-            long unsettled = count(db, "SELECT count(*) FROM job WHERE state IN ('accepted', 'running')");
+            long unsettled = count(db, "SELECT count(*) FROM job WHERE state = ANY(?)", States.UNSETTLED_JOBS);
             boolean restQuiet = starting == 0 && unsent == 0 && pending == 0 && unsettled == 0 && queued == 0;
             long now = System.nanoTime();
             if (restQuiet || now - storedCompletionsAt > PROVIDER_LOG_EVERY.toNanos()) {
@@ -136,12 +136,14 @@ final class Drain {
             Set<String> stored = storedCompletions;
             long unreconciled = 0;
             try (PreparedStatement statement = db.prepareStatement("SELECT a.id FROM attempt a"
-                            + " WHERE a.state IN ('unknown', 'superseded')"
-                            + " AND NOT EXISTS (SELECT 1 FROM usage_record u WHERE u.attempt_id = a.id)");
-                    ResultSet rs = statement.executeQuery()) {
-                while (rs.next()) {
-                    if (stored.contains(rs.getString(1))) {
-                        unreconciled++;
+                    + " WHERE a.state = ANY(?)"
+                    + " AND NOT EXISTS (SELECT 1 FROM usage_record u WHERE u.attempt_id = a.id)")) {
+                statement.setArray(1, db.createArrayOf("text", States.LOOKUP_ATTEMPTS));
+                try (ResultSet rs = statement.executeQuery()) {
+                    while (rs.next()) {
+                        if (stored.contains(rs.getString(1))) {
+                            unreconciled++;
+                        }
                     }
                 }
             }
@@ -159,14 +161,17 @@ final class Drain {
     private int followUpStalledJobs(Connection db) throws SQLException, InterruptedException {
         Map<String, String> stalled = new HashMap<>();
         try (PreparedStatement statement = db.prepareStatement("SELECT j.id, j.owner_id FROM job j"
-                        + " WHERE j.state = 'needs_review' AND j.winning_attempt_id IS NULL"
-                        + " AND NOT EXISTS (SELECT 1 FROM attempt a"
-                        + " WHERE a.job_id = j.id AND a.state IN ('starting', 'unknown', 'quarantined', 'succeeded'))"
-                        + " AND NOT EXISTS (SELECT 1 FROM attempt a"
-                        + " WHERE a.job_id = j.id AND a.reason LIKE 'apply refused by the target%')");
-                ResultSet rs = statement.executeQuery()) {
-            while (rs.next()) {
-                stalled.put(rs.getString(1), rs.getString(2));
+                + " WHERE j.state = 'needs_review' AND j.winning_attempt_id IS NULL"
+                + " AND NOT EXISTS (SELECT 1 FROM attempt a"
+                + " WHERE a.job_id = j.id AND a.state = ANY(?))"
+                + " AND NOT EXISTS (SELECT 1 FROM attempt a"
+                + " WHERE a.job_id = j.id AND a.reason LIKE 'apply refused by the target%')")) {
+            // Open attempts may still bring a result, and a succeeded one is the job's: no fallback for either.
+            statement.setArray(1, db.createArrayOf("text", States.OPEN_OR_SUCCEEDED_ATTEMPTS));
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    stalled.put(rs.getString(1), rs.getString(2));
+                }
             }
         }
         long now = System.nanoTime();
@@ -184,11 +189,16 @@ final class Drain {
         return asked;
     }
 
-    private static long count(Connection db, String sql) throws SQLException {
-        try (PreparedStatement statement = db.prepareStatement(sql);
-                ResultSet rs = statement.executeQuery()) {
-            rs.next();
-            return rs.getLong(1);
+    /** Counts with {@code sql}; {@code states}, when given, binds its one parameter as a text array. */
+    private static long count(Connection db, String sql, String... states) throws SQLException {
+        try (PreparedStatement statement = db.prepareStatement(sql)) {
+            if (states.length > 0) {
+                statement.setArray(1, db.createArrayOf("text", states));
+            }
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
         }
     }
 

@@ -5,6 +5,7 @@ import dev.jobapi.common.health.LoopHeartbeats;
 import dev.jobapi.common.message.AttemptMessage;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.message.ConfirmedPublisher;
+import dev.jobapi.common.message.OutboxWritten;
 import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.common.tracing.TraceParent;
 import dev.jobapi.common.tracing.Tracing;
@@ -16,6 +17,7 @@ import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.TransactionPhase;
 import jakarta.persistence.EntityManager;
 import java.time.Clock;
 import java.time.Duration;
@@ -34,7 +36,8 @@ import org.jboss.logging.Logger;
  * publishes a row twice, which the worker treats like any redelivery.
  */
 // Kept on a thread of its own rather than @Scheduled, unlike the other loops, for two
-// things the scheduler cannot express. A commit wakes the relay at once (wake()), so a new job's
+// things the scheduler cannot express. A commit that wrote outbox rows wakes the relay at once (OutboxWritten), so a
+// new job's
 // message leaves in milliseconds; the simple scheduler fires at most once per 1 s tick
 // (SimpleScheduler.CHECK_PERIOD; a shorter every() only logs "not supported - executed with a
 // delay"), which would add up to a second to every job. And a refused batch backs off by a doubling
@@ -100,8 +103,12 @@ public class OutboxRelay {
         }
     }
 
-    /** Called after a commit that wrote outbox rows, so they leave now rather than at the next poll. */
-    public void wake() {
+    /** A commit wrote outbox rows: they leave now rather than at the next poll. */
+    void wakeAfterCommit(@Observes(during = TransactionPhase.AFTER_SUCCESS) OutboxWritten written) {
+        wake();
+    }
+
+    private void wake() {
         if (wakeups.availablePermits() == 0) {
             wakeups.release();
         }

@@ -1,6 +1,5 @@
 package dev.jobapi.api.rest;
 
-import dev.jobapi.api.outbox.OutboxRelay;
 import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.CallbackSignatures;
@@ -49,13 +48,11 @@ public class CallbackResource {
     private final CallbackSignatures signatures;
     private final RequestBodies bodies;
     private final CallbackIntake intake;
-    private final OutboxRelay relay;
 
-    CallbackResource(CallbackSignatures signatures, RequestBodies bodies, CallbackIntake intake, OutboxRelay relay) {
+    CallbackResource(CallbackSignatures signatures, RequestBodies bodies, CallbackIntake intake) {
         this.signatures = signatures;
         this.bodies = bodies;
         this.intake = intake;
-        this.relay = relay;
     }
 
     @Operation(
@@ -129,7 +126,6 @@ public class CallbackResource {
                     .header(JobResource.REPLAYED, "true")
                     .build();
         }
-        relay.wake();
         return Response.accepted(new Receipt(attemptId, true)).build();
     }
 

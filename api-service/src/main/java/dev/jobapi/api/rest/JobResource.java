@@ -6,7 +6,6 @@ import dev.jobapi.api.mapping.JobPage;
 import dev.jobapi.api.mapping.JobSummary;
 import dev.jobapi.api.mapping.JobView;
 import dev.jobapi.api.mapping.JobViews;
-import dev.jobapi.api.outbox.OutboxRelay;
 import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.Caller;
@@ -74,7 +73,6 @@ public class JobResource {
     private final ListTurns listTurns;
     private final JobAccess access;
     private final JobViews views;
-    private final OutboxRelay relay;
     private final ApiMetrics metrics;
     private final ConditionalReads conditionalReads;
 
@@ -88,7 +86,6 @@ public class JobResource {
             ListTurns listTurns,
             JobAccess access,
             JobViews views,
-            OutboxRelay relay,
             ApiMetrics metrics,
             ConditionalReads conditionalReads) {
         this.currentCaller = currentCaller;
@@ -100,7 +97,6 @@ public class JobResource {
         this.listTurns = listTurns;
         this.access = access;
         this.views = views;
-        this.relay = relay;
         this.metrics = metrics;
         this.conditionalReads = conditionalReads;
     }
@@ -172,7 +168,6 @@ public class JobResource {
             return Response.ok(job.value()).header(REPLAYED, "true").build();
         }
         metrics.jobCreated();
-        relay.wake();
         // Relative (RFC 9110 allows it): an absolute URI would be built from the client's Host header.
         return Response.status(Response.Status.CREATED)
                 .header(HttpHeaders.LOCATION, "/jobs/" + job.value().id())
@@ -271,7 +266,6 @@ public class JobResource {
         if (!attempt.created()) {
             return Response.ok(view).header(REPLAYED, "true").build();
         }
-        relay.wake();
         return Response.status(Response.Status.CREATED)
                 .header(HttpHeaders.LOCATION, "/jobs/" + jobId)
                 .entity(view)

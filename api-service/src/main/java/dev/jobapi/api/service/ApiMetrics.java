@@ -1,5 +1,6 @@
 package dev.jobapi.api.service;
 
+import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.budget.DailyBudgets;
 import dev.jobapi.common.health.BackgroundLoops;
 import dev.jobapi.common.message.AttemptTopology;
@@ -13,6 +14,8 @@ import io.quarkus.scheduler.Scheduled;
 import io.quarkus.scheduler.Scheduled.ConcurrentExecution;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
+import jakarta.persistence.Query;
+import java.util.EnumSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jboss.logging.Logger;
@@ -32,6 +35,10 @@ import org.jboss.logging.Logger;
 @Startup
 @ApplicationScoped
 public class ApiMetrics {
+
+    /** Unknown attempts and the quarantined ones, which are unknown ones held for an operator. */
+    private static final String[] AWAITING_OPERATOR =
+            AttemptState.wireNames(EnumSet.of(AttemptState.UNKNOWN, AttemptState.QUARANTINED)::contains);
 
     private static final Logger LOG = Logger.getLogger(ApiMetrics.class);
 
@@ -133,13 +140,15 @@ public class ApiMetrics {
             // One short transaction per gauge: holding one table's lock while asking for the next is
             // how background readers deadlock with schema changes and bulk deletes.
             // Quarantined attempts are unknown ones held for an operator, as the API shows them: counted here too.
-            unknownAttemptsOpen.set(scalar("SELECT count(*) FROM attempt WHERE state IN ('unknown', 'quarantined')"));
+            unknownAttemptsOpen.set(scalar("SELECT count(*) FROM attempt WHERE state = ANY(?1)", AWAITING_OPERATOR));
             outboxLagSeconds.set(scalar("SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)"
                     + " FROM outbox WHERE sent_at IS NULL"));
             dlqDepth.set(deadLetters.depth());
             quarantinedAttemptsOpen.set(scalar("SELECT count(*) FROM attempt WHERE state = 'quarantined'"));
-            oldestUnknownAgeSeconds.set(scalar("SELECT coalesce(extract(epoch FROM now() - min(updated_at)), 0)"
-                    + " FROM attempt WHERE state IN ('unknown', 'quarantined')"));
+            oldestUnknownAgeSeconds.set(scalar(
+                    "SELECT coalesce(extract(epoch FROM now() - min(updated_at)), 0)"
+                            + " FROM attempt WHERE state = ANY(?1)",
+                    AWAITING_OPERATOR));
             workQueueDepth.set(broker.withChannel(channel ->
                     (long) channel.queueDeclarePassive(AttemptTopology.QUEUE).getMessageCount()));
             highestBudgetShareSpent.set(QuarkusTransaction.requiringNew().call(budgets::highestShareSpentToday));
@@ -148,9 +157,15 @@ public class ApiMetrics {
         }
     }
 
-    private long scalar(String sql) {
-        return QuarkusTransaction.requiringNew()
-                .call(() -> ((Number) em.createNativeQuery(sql).getSingleResult()).longValue());
+    /** Reads one number; {@code states}, when given, is the statement's one parameter, a state set. */
+    private long scalar(String sql, String... states) {
+        return QuarkusTransaction.requiringNew().call(() -> {
+            Query query = em.createNativeQuery(sql);
+            if (states.length > 0) {
+                query.setParameter(1, states);
+            }
+            return ((Number) query.getSingleResult()).longValue();
+        });
     }
 
     /** A request answered 503 server-busy instead of waiting longer for the database. */

@@ -1,12 +1,13 @@
 package dev.jobapi.api.service;
 
 import dev.jobapi.api.deadletter.DeadLetters;
-import dev.jobapi.api.outbox.OutboxRelay;
 import dev.jobapi.common.audit.AuditTrail;
+import dev.jobapi.common.message.OutboxWritten;
 import dev.jobapi.common.tracing.TraceParent;
 import dev.jobapi.common.tracing.Tracing;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Event;
 import jakarta.persistence.EntityManager;
 import java.nio.charset.StandardCharsets;
 import java.sql.Array;
@@ -135,14 +136,15 @@ public class DeadLetterQueue {
 
     private final EntityManager em;
     private final AuditTrail audit;
-    private final OutboxRelay relay;
+    private final Event<OutboxWritten> outboxWritten;
     private final Tracing tracing;
     private final Clock clock;
 
-    DeadLetterQueue(EntityManager em, AuditTrail audit, OutboxRelay relay, Tracing tracing, Clock clock) {
+    DeadLetterQueue(
+            EntityManager em, AuditTrail audit, Event<OutboxWritten> outboxWritten, Tracing tracing, Clock clock) {
         this.em = em;
         this.audit = audit;
-        this.relay = relay;
+        this.outboxWritten = outboxWritten;
         this.tracing = tracing;
         this.clock = clock;
     }
@@ -230,9 +232,6 @@ public class DeadLetterQueue {
                 break;
             }
             after = last;
-        }
-        if (!dryRun && tally.replayed > 0) {
-            relay.wake();
         }
         return tally.result();
     }
@@ -368,6 +367,7 @@ public class DeadLetterQueue {
                 insert.setArray(4, connection.createArrayOf("bigint", replayed.toArray()));
                 insert.executeUpdate();
             }
+            outboxWritten.fire(new OutboxWritten());
         }
         if (!replayed.isEmpty() || !skipped.isEmpty()) {
             Candidate only = batch.size() == 1 ? batch.get(0) : null;

@@ -1,7 +1,9 @@
 package dev.jobapi.api.service;
 
 import dev.jobapi.api.config.JobApiConfig;
+import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.health.BackgroundLoops;
+import dev.jobapi.common.job.JobState;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
@@ -12,6 +14,7 @@ import jakarta.persistence.EntityManager;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.EnumSet;
 import org.jboss.logging.Logger;
 
 /**
@@ -22,6 +25,10 @@ import org.jboss.logging.Logger;
  */
 @ApplicationScoped
 public class RetentionPruner {
+
+    /** Attempts that ended without winning: their outputs are the losing ones that age out. */
+    private static final String[] LOSERS =
+            AttemptState.wireNames(EnumSet.of(AttemptState.SUPERSEDED, AttemptState.FAILED)::contains);
 
     private static final Logger LOG = Logger.getLogger(RetentionPruner.class);
     // Any constant shared by all replicas; only the holder of this advisory lock prunes.
@@ -85,25 +92,27 @@ public class RetentionPruner {
             batch = batch(
                     "DELETE FROM generation WHERE attempt_id IN (SELECT g.attempt_id FROM generation g"
                             + " JOIN attempt a ON a.id = g.attempt_id JOIN job j ON j.id = a.job_id"
-                            + " WHERE a.state IN ('superseded', 'failed')"
+                            + " WHERE a.state = ANY(?3)"
                             + " AND (j.winning_attempt_id IS NULL OR j.winning_attempt_id <> a.id)"
                             + " AND g.created_at < ?1 LIMIT ?2)",
-                    now.minus(config.losingOutputAge()));
+                    now.minus(config.losingOutputAge()),
+                    LOSERS);
             outputs += Math.max(batch, 0);
         } while (batch == config.batchSize() && !loops.stopping());
         do {
             batch = batch(
                     "DELETE FROM applied_patch WHERE idem_key IN (SELECT p.idem_key FROM applied_patch p"
-                            + " JOIN job j ON j.id = p.job_id WHERE j.state IN ('completed', 'cancelled')"
+                            + " JOIN job j ON j.id = p.job_id WHERE j.state = ANY(?3)"
                             + " AND p.status = 'applied' AND p.applied_at < ?1 LIMIT ?2)",
-                    now.minus(config.appliedKeyAge()));
+                    now.minus(config.appliedKeyAge()),
+                    JobState.wireNames(JobState::isTerminal));
             keys += Math.max(batch, 0);
         } while (batch == config.batchSize() && !loops.stopping());
         return new Pruned(outputs, keys);
     }
 
     /** One batch under the advisory lock; -1 when another replica holds it. */
-    private int batch(String delete, Instant olderThan) {
+    private int batch(String delete, Instant olderThan, String[] states) {
         return QuarkusTransaction.requiringNew().call(() -> {
             boolean mine = (Boolean) em.createNativeQuery("SELECT pg_try_advisory_xact_lock(?1)")
                     .setParameter(1, LOCK_ID)
@@ -114,6 +123,7 @@ public class RetentionPruner {
             return em.createNativeQuery(delete)
                     .setParameter(1, olderThan)
                     .setParameter(2, config.batchSize())
+                    .setParameter(3, states)
                     .executeUpdate();
         });
     }

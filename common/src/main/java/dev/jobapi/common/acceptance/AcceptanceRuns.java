@@ -2,6 +2,7 @@ package dev.jobapi.common.acceptance;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
+import jakarta.persistence.Query;
 import jakarta.transaction.Transactional;
 import java.time.Duration;
 import java.time.Instant;
@@ -50,9 +51,9 @@ public class AcceptanceRuns {
                 return new Requested(find(inserted.get(0)).orElseThrow(), true);
             }
             Optional<AcceptanceRun> pending = one(
-                    "SELECT " + COLUMNS + " FROM provider_acceptance WHERE provider = ?1"
-                            + " AND state IN ('requested', 'running')",
-                    provider);
+                    "SELECT " + COLUMNS + " FROM provider_acceptance WHERE provider = ?1" + " AND state = ANY(?2)",
+                    provider,
+                    AcceptanceState.wireNames(state -> !state.isFinished()));
             if (pending.isPresent()) {
                 return new Requested(pending.get(), false);
             }
@@ -76,8 +77,9 @@ public class AcceptanceRuns {
     public Optional<AcceptanceRun> latestFinished(String provider) {
         return one(
                 "SELECT " + COLUMNS + " FROM provider_acceptance WHERE provider = ?1"
-                        + " AND state IN ('passed', 'failed') ORDER BY finished_at DESC LIMIT 1",
-                provider);
+                        + " AND state = ANY(?2) ORDER BY finished_at DESC LIMIT 1",
+                provider,
+                AcceptanceState.wireNames(AcceptanceState::isFinished));
     }
 
     /**
@@ -158,10 +160,13 @@ public class AcceptanceRuns {
                 .executeUpdate();
     }
 
-    private Optional<AcceptanceRun> one(String sql, Object parameter) {
+    private Optional<AcceptanceRun> one(String sql, Object... parameters) {
+        Query query = em.createNativeQuery(sql);
+        for (int i = 0; i < parameters.length; i++) {
+            query.setParameter(i + 1, parameters[i]);
+        }
         @SuppressWarnings("unchecked")
-        List<Object[]> rows =
-                em.createNativeQuery(sql).setParameter(1, parameter).getResultList();
+        List<Object[]> rows = query.getResultList();
         return rows.stream().findFirst().map(AcceptanceRuns::run);
     }
 

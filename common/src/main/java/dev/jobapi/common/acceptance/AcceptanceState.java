@@ -2,9 +2,11 @@ package dev.jobapi.common.acceptance;
 
 import com.fasterxml.jackson.annotation.JsonValue;
 import dev.jobapi.common.state.IllegalTransitionException;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * The life of one acceptance run (docs/design.md, rule 12), as provider_acceptance's CHECK
@@ -52,6 +54,18 @@ public enum AcceptanceState {
     @JsonValue
     public String wireName() {
         return name().toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * The wire names of the states {@code which} selects, for a SQL array parameter ({@code state =
+     * ANY(?)}): a state set in SQL is derived from this enum, never written as literals
+     * ({@code SqlStateLiteralsTest}).
+     */
+    public static String[] wireNames(Predicate<AcceptanceState> which) {
+        return Arrays.stream(values())
+                .filter(which)
+                .map(AcceptanceState::wireName)
+                .toArray(String[]::new);
     }
 
     public static AcceptanceState fromWireName(String wireName) {

@@ -2,9 +2,11 @@ package dev.jobapi.common.attempt;
 
 import com.fasterxml.jackson.annotation.JsonValue;
 import dev.jobapi.common.state.IllegalTransitionException;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * The life of one attempt at one provider. The transition table here is the only place that says
@@ -87,6 +89,15 @@ public enum AttemptState {
     @JsonValue
     public String wireName() {
         return name().toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * The wire names of the states {@code which} selects, for a SQL array parameter ({@code state =
+     * ANY(?)}): a state set in SQL is derived from this enum, never written as literals
+     * ({@code SqlStateLiteralsTest}).
+     */
+    public static String[] wireNames(Predicate<AttemptState> which) {
+        return Arrays.stream(values()).filter(which).map(AttemptState::wireName).toArray(String[]::new);
     }
 
     public static AttemptState fromWireName(String wireName) {

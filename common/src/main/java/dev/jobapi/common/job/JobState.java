@@ -2,9 +2,11 @@ package dev.jobapi.common.job;
 
 import com.fasterxml.jackson.annotation.JsonValue;
 import dev.jobapi.common.state.IllegalTransitionException;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * The life of a job. The transition table here is the only place that says which moves are legal;
@@ -50,6 +52,15 @@ public enum JobState {
     @JsonValue
     public String wireName() {
         return name().toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * The wire names of the states {@code which} selects, for a SQL array parameter ({@code state =
+     * ANY(?)}): a state set in SQL is derived from this enum, never written as literals
+     * ({@code SqlStateLiteralsTest}).
+     */
+    public static String[] wireNames(Predicate<JobState> which) {
+        return Arrays.stream(values()).filter(which).map(JobState::wireName).toArray(String[]::new);
     }
 
     public static JobState fromWireName(String wireName) {

@@ -4,6 +4,7 @@ import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.tracing.TraceParent;
 import dev.jobapi.common.tracing.Tracing;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Event;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.sql.PreparedStatement;
@@ -17,7 +18,8 @@ import org.hibernate.Session;
 /**
  * Writes the outbox row that announces an attempt, in the caller's transaction: the attempt and
  * its message commit together or not at all. The row keeps the trace context of the span that wrote
- * it, so the relay's publish, later and in another thread, continues that trace.
+ * it, so the relay's publish, later and in another thread, continues that trace. The write signals
+ * {@link OutboxWritten}, which the relay observes after the commit.
  */
 @ApplicationScoped
 public class OutboxWriter {
@@ -25,11 +27,13 @@ public class OutboxWriter {
     private final EntityManager em;
     private final Clock clock;
     private final Tracing tracing;
+    private final Event<OutboxWritten> written;
 
-    OutboxWriter(EntityManager em, Clock clock, Tracing tracing) {
+    OutboxWriter(EntityManager em, Clock clock, Tracing tracing, Event<OutboxWritten> written) {
         this.em = em;
         this.clock = clock;
         this.tracing = tracing;
+        this.written = written;
     }
 
     @Transactional(Transactional.TxType.MANDATORY)
@@ -50,6 +54,7 @@ public class OutboxWriter {
                 insert.executeUpdate();
             }
         });
+        written.fire(new OutboxWritten());
     }
 
     /**

@@ -40,8 +40,11 @@ import org.jboss.logging.MDC;
 
 /**
  * Consumes {@code jobs.attempts} with manual acknowledgement on a connection of its own, with the
- * plain AMQP client because a deploy needs what the messaging connector does not offer: cancelling
- * the consumer before the process stops.
+ * plain AMQP client because a deploy and a reconnect need what the messaging connector does not do:
+ * it cancels its consumer only after every shutdown observer ran, drains nothing and drops the
+ * messages it prefetched, and after a reconnect it acks by delivery tag on its current channel, where
+ * an old tag can ack a different message. Here the consumer is cancelled first and what it holds is
+ * handed back.
  *
  * <ul>
  *   <li>Ack only after the pipeline's transactions committed (docs/design.md, rule 8).

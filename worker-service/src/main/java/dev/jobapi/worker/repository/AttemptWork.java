@@ -1,6 +1,9 @@
 package dev.jobapi.worker.repository;
 
 import dev.jobapi.common.apply.ApplyKey;
+import dev.jobapi.common.attempt.AttemptState;
+import dev.jobapi.common.attempt.UsageSource;
+import dev.jobapi.common.job.JobState;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
@@ -12,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -31,6 +35,13 @@ import org.hibernate.jdbc.ReturningWork;
 @ApplicationScoped
 @Transactional(Transactional.TxType.MANDATORY)
 public class AttemptWork {
+
+    /**
+     * The attempts whose provider may hold an answer we lost: unknown ones, and superseded ones,
+     * since the provider may still have worked and its spend must reach the ledger.
+     */
+    private static final String[] LOOKUP_STATES =
+            AttemptState.wireNames(EnumSet.of(AttemptState.UNKNOWN, AttemptState.SUPERSEDED)::contains);
 
     private final EntityManager em;
 
@@ -145,7 +156,7 @@ public class AttemptWork {
     public List<UUID> takeDueLookups(Instant sentBefore, Instant sentAfter, int limit) {
         return em.createNativeQuery("UPDATE attempt SET looked_up_at = statement_timestamp() WHERE id IN ("
                         + "SELECT a.id FROM attempt a WHERE a.sent_at IS NOT NULL"
-                        + " AND a.state IN ('unknown', 'superseded')"
+                        + " AND a.state = ANY(?4)"
                         + " AND NOT EXISTS (SELECT 1 FROM usage_record u WHERE u.attempt_id = a.id)"
                         + " AND a.sent_at < ?1 AND a.sent_at > ?2"
                         + " AND (a.looked_up_at IS NULL"
@@ -154,6 +165,59 @@ public class AttemptWork {
                         + " RETURNING id")
                 .setParameter(1, sentBefore)
                 .setParameter(2, sentAfter)
+                .setParameter(3, limit)
+                .setParameter(4, LOOKUP_STATES)
+                .getResultList();
+    }
+
+    /**
+     * The sweep's first candidates: claimed attempts whose lease ran out (database clock) with
+     * nothing stored, the longest expired first.
+     */
+    @SuppressWarnings("unchecked")
+    public List<UUID> expiredLeasesWithNothingStored(int limit) {
+        return em.createNativeQuery("SELECT a.id FROM attempt a WHERE a.state = 'starting'"
+                        + " AND a.lease_owner IS NOT NULL AND a.lease_expires_at < statement_timestamp()"
+                        + " AND NOT EXISTS (SELECT 1 FROM generation g WHERE g.attempt_id = a.id)"
+                        + " ORDER BY a.lease_expires_at LIMIT ?1")
+                .setParameter(1, limit)
+                .getResultList();
+    }
+
+    /**
+     * Attempts still waiting for their answer whose output and provider-reported usage are stored
+     * but that were never elected. Only those older than a few seconds, so a pipeline on its way
+     * from the store to the election goes first.
+     */
+    @SuppressWarnings("unchecked")
+    public List<UUID> storedResultsNeverElected(int limit) {
+        return em.createNativeQuery("SELECT a.id FROM attempt a WHERE a.state = ANY(?1)"
+                        + " AND a.updated_at < statement_timestamp() - interval '5 seconds'"
+                        + " AND EXISTS (SELECT 1 FROM generation g WHERE g.attempt_id = a.id)"
+                        + " AND EXISTS (SELECT 1 FROM usage_record u WHERE u.attempt_id = a.id"
+                        + " AND u.source = ?2)"
+                        + " ORDER BY a.updated_at LIMIT ?3")
+                .setParameter(1, AttemptState.wireNames(AttemptState::awaitsResult))
+                .setParameter(2, UsageSource.PROVIDER_REPORTED.wireName())
+                .setParameter(3, limit)
+                .getResultList();
+    }
+
+    /**
+     * Open jobs with a winner whose apply stopped before {@code stalledBefore} (a crash, no message
+     * left) or was put back and is due again, the least recently tried first.
+     *
+     * @return pairs of job id and winning attempt id
+     */
+    @SuppressWarnings("unchecked")
+    public List<Object[]> stalledApplies(Instant stalledBefore, int limit) {
+        return em.createNativeQuery("SELECT id, winning_attempt_id FROM job WHERE winning_attempt_id IS NOT NULL"
+                        + " AND state = ANY(?1)"
+                        + " AND (apply_retry_at IS NULL AND updated_at < ?2"
+                        + " OR apply_retry_at < statement_timestamp())"
+                        + " ORDER BY apply_retry_at NULLS FIRST, updated_at LIMIT ?3")
+                .setParameter(1, JobState.wireNames(state -> !state.isTerminal()))
+                .setParameter(2, stalledBefore)
                 .setParameter(3, limit)
                 .getResultList();
     }

@@ -20,14 +20,15 @@ import dev.jobapi.worker.service.AttemptSteps.Loaded;
 import io.opentelemetry.api.trace.Span;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Optional;
-import java.util.UUID;
 import org.jboss.logging.Logger;
 
 /**
  * Exactly-once apply (rule 7). The key, derived from what is applied, is reserved in applied_patch
  * first; a key that exists already means applied (success) or pending (outcome unknown: the target
  * is asked first). An apply to our own database commits with its reservation and the job's
- * completion in one step; an apply to a git repository is reserve, commit, mark applied.
+ * completion in one step; an apply to a git repository is reserve, commit, mark applied. Its parts
+ * are functions of the loaded attempt, and {@link #make} of none: {@link AttemptPipeline} orders
+ * them and opens the transactions.
  */
 @ApplicationScoped
 public class ApplyStep {
@@ -42,7 +43,6 @@ public class ApplyStep {
     /** A reserved apply still to be made on a target outside the database. */
     public record Plan(ApplyKey key, ApplyTarget target, String scope, byte[] patch, boolean alreadyApplied) {}
 
-    private final AttemptSteps steps;
     private final AttemptRepository attempts;
     private final AttemptWork work;
     private final Applier applier;
@@ -54,7 +54,6 @@ public class ApplyStep {
     private final Tracing tracing;
 
     ApplyStep(
-            AttemptSteps steps,
             AttemptRepository attempts,
             AttemptWork work,
             Applier applier,
@@ -65,7 +64,6 @@ public class ApplyStep {
             ObjectMapper mapper,
             Tracing tracing) {
         this.tracing = tracing;
-        this.steps = steps;
         this.attempts = attempts;
         this.work = work;
         this.applier = applier;
@@ -116,53 +114,41 @@ public class ApplyStep {
         return null;
     }
 
-    private static void describe(Span span, ApplyKey key, String scope) {
+    static void describe(Span span, ApplyKey key, String scope) {
         span.setAttribute(TraceAttributes.APPLY_TARGET, scope);
         span.setAttribute(TraceAttributes.APPLY_KEY, key.toString());
     }
 
+    /** What the apply on the target came to: the target's reference, or null when it was made before. */
+    public record Made(String targetRef, boolean foundOnTarget) {}
+
     /**
-     * Outside any transaction: makes a reserved apply on its target (asking the target first, so a
-     * resumed apply that finished changes nothing), then marks it applied and completes the job.
+     * Outside any transaction: makes a reserved apply on its target, asking the target first, so a
+     * resumed apply that finished changes nothing.
+     *
+     * @throws ApplyRefused when the target refuses the patch for good
+     * @throws RuntimeException when the target cannot take it now
      */
-    void finish(UUID attemptId, Plan plan) {
-        if (plan == null) {
-            return;
+    Made make(Plan plan) {
+        if (plan.alreadyApplied()) {
+            metrics.duplicateApplyPrevented();
+            return new Made(null, false);
         }
-        tracing.runInSpan(APPLY_SPAN, plan.target().jobId(), attemptId, () -> {
-            describe(Span.current(), plan.key(), plan.scope());
-            applyOnTarget(attemptId, plan);
-        });
+        Optional<String> earlier = applier.findApplied(plan.key(), plan.target());
+        if (earlier.isPresent()) {
+            metrics.duplicateApplyPrevented();
+            return new Made(earlier.get(), true);
+        }
+        return new Made(applier.apply(plan.key(), plan.patch(), plan.target()), false);
     }
 
-    private void applyOnTarget(UUID attemptId, Plan plan) {
-        String targetRef = null;
-        boolean foundOnTarget = false;
-        if (!plan.alreadyApplied()) {
-            try {
-                Optional<String> earlier = applier.findApplied(plan.key(), plan.target());
-                foundOnTarget = earlier.isPresent();
-                targetRef = earlier.orElseGet(() -> applier.apply(plan.key(), plan.patch(), plan.target()));
-            } catch (ApplyRefused refused) {
-                steps.run(attemptId, null, step -> refuse(step, plan.key(), refused.getMessage()));
-                return;
-            } catch (RuntimeException notNow) {
-                steps.run(attemptId, null, step -> defer(step, notNow));
-                return;
-            }
+    /** Inside a step, after {@link #make}: marks the apply made and completes the job. */
+    Void finish(Loaded step, Plan plan, Made made) {
+        if (made.targetRef() != null) {
+            markApplied(step, plan.key(), made.targetRef(), made.foundOnTarget());
         }
-        if (plan.alreadyApplied() || foundOnTarget) {
-            metrics.duplicateApplyPrevented();
-        }
-        String ref = targetRef;
-        boolean found = foundOnTarget;
-        steps.run(attemptId, null, step -> {
-            if (ref != null) {
-                markApplied(step, plan.key(), ref, found);
-            }
-            complete(step);
-            return null;
-        });
+        complete(step);
+        return null;
     }
 
     /**
@@ -171,7 +157,7 @@ public class ApplyStep {
      * sweep resumes the apply after a backoff, the jobs tried least recently first. From the
      * {@link #FAILURES_BEFORE_REVIEW}th failure on the job says so, in review, and is still retried.
      */
-    private Void defer(Loaded step, RuntimeException failure) {
+    Void defer(Loaded step, RuntimeException failure) {
         Job job = step.job();
         if (!step.attempt().id().equals(job.winningAttemptId()) || job.state().isTerminal()) {
             return null;
@@ -191,20 +177,6 @@ public class ApplyStep {
             events.record(job.id(), step.attempt().id(), JobEventKind.JOB_NEEDS_REVIEW, job.reviewReason());
         }
         return null;
-    }
-
-    /**
-     * Applies an elected winner whose apply a crash stopped with no message left to redeliver.
-     */
-    public void resume(UUID attemptId) {
-        Plan plan;
-        try {
-            plan = steps.run(attemptId, null, this::reserve);
-        } catch (RuntimeException notNow) {
-            steps.run(attemptId, null, step -> defer(step, notNow));
-            return;
-        }
-        finish(attemptId, plan);
     }
 
     private void markApplied(Loaded step, ApplyKey key, String targetRef, boolean foundOnTarget) {
@@ -229,7 +201,7 @@ public class ApplyStep {
      * is released: the attempt fails with the target's reason, its apply reservation goes (nothing
      * was applied under it), and the job waits for its owner to ask for another attempt or cancel.
      */
-    private Void refuse(Loaded step, ApplyKey key, String reason) {
+    Void refuse(Loaded step, ApplyKey key, String reason) {
         Attempt attempt = step.attempt();
         Job job = step.job();
         if (!attempt.id().equals(job.winningAttemptId()) || job.state().isTerminal()) {

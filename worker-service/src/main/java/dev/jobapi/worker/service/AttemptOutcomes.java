@@ -22,6 +22,9 @@ import java.util.UUID;
 @ApplicationScoped
 public class AttemptOutcomes {
 
+    /** Why an attempt is held in quarantine. */
+    static final String QUARANTINE_REASON = "provider reported no usage; held until reconciled";
+
     private final AttemptWork work;
     private final AttemptRepository attempts;
     private final JobEvents events;
@@ -80,12 +83,17 @@ public class AttemptOutcomes {
         }
     }
 
-    /** The provider answered without usage: fail closed, hold the output until reconciled. */
-    void quarantine(Loaded step, String reason) {
+    /**
+     * The answer is stored without the provider's usage (rule 4 fails closed): the attempt is held
+     * for an operator, never elected, and its job waits in review. Every path that finds such an
+     * answer (the call, a reconciliation, the election of an answer stored alone) comes here.
+     */
+    void quarantineUnpaid(Loaded step) {
         Attempt attempt = step.attempt();
-        attempt.quarantine(reason, step.now());
+        attempt.quarantine(QUARANTINE_REASON, step.now());
         step.afterCommit(() -> metrics.attemptOutcome(attempt.provider(), "quarantined"));
-        events.record(attempt.jobId(), attempt.id(), JobEventKind.ATTEMPT_QUARANTINED, reason);
+        events.record(attempt.jobId(), attempt.id(), JobEventKind.ATTEMPT_QUARANTINED, QUARANTINE_REASON);
+        requireReview(step, "usage missing, quarantined");
     }
 
     void fail(Loaded step, String reason) {
@@ -126,7 +134,7 @@ public class AttemptOutcomes {
         events.record(job.id(), ended.id(), JobEventKind.JOB_NEEDS_REVIEW, job.reviewReason());
     }
 
-    void requireReview(Loaded step, String reason) {
+    private void requireReview(Loaded step, String reason) {
         Job job = step.job();
         if (!job.state().isTerminal()) {
             job.requireReview("attempt " + step.attempt().id() + ": " + reason, step.now());

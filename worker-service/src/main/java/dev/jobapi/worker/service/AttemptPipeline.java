@@ -3,27 +3,48 @@ package dev.jobapi.worker.service;
 import dev.jobapi.common.message.AttemptMessage;
 import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.common.tracing.Tracing;
+import dev.jobapi.worker.apply.ApplyRefused;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import dev.jobapi.worker.provider.ProviderRegistry;
 import dev.jobapi.worker.service.ClaimStep.Decision;
+import dev.jobapi.worker.service.RecordStep.Origin;
 import io.opentelemetry.api.trace.Span;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.UUID;
+import org.jboss.logging.Logger;
 
 /**
- * What the worker does with one attempt message: a few steps, each one committed transaction
- * through {@link AttemptSteps}, so a redelivery at any point resumes where the last commit stopped.
- * Claim (with the provider request); call the provider once; record the answer, elect the winner
- * and reserve its apply in one step; apply on the target (git) and mark it applied. An apply to the
- * database needs no last step: it commits with the election.
+ * What the worker does with one attempt message, and every transaction it opens, in order: each
+ * {@code steps.run} below is one committed transaction ({@link AttemptSteps}), so a redelivery at any
+ * point resumes where the last commit stopped. The step classes are functions of the loaded attempt
+ * and open none; only this class and the sweep ({@link Reconciler}, which resumes through the
+ * public methods here) do.
+ *
+ * <ol>
+ *   <li>claim ({@link ClaimStep}): decide what the message is for; claim a free attempt under a
+ *       lease, with the provider request;
+ *   <li>call the provider once, outside any transaction;
+ *   <li>record the answer ({@link RecordStep}), elect the winner ({@link ElectionStep}) and reserve
+ *       its apply ({@link ApplyStep#reserve}) in one step; an apply to the database commits here too;
+ *       should that step not commit at all, a step of its own stores the paid answer alone;
+ *   <li>apply on the target (git), outside any transaction;
+ *   <li>mark it applied and complete the job; or, when the target refused it for good, release the
+ *       win; or, when the target could not take it now, put the apply back for the sweep.
+ * </ol>
+ *
+ * A stored answer waiting for its election, a winner waiting for its apply and a lost answer start
+ * at step 3 or 4 ({@link #electAndApply}, {@link #resumeApply}, {@link #reconcile}).
  *
  * <p>Each step is a span of the delivery's trace (docs/trace-example.md): {@value #CLAIM_SPAN},
- * {@value #PROVIDER_SPAN} here, {@code attempt.record}, {@code attempt.elect} and {@code
- * attempt.apply} in their steps.
+ * {@value #PROVIDER_SPAN}, {@code attempt.record}, {@code attempt.elect} and {@value
+ * ApplyStep#APPLY_SPAN}.
  */
 @ApplicationScoped
 public class AttemptPipeline {
+
+    private static final Logger LOG = Logger.getLogger(AttemptPipeline.class);
 
     /** What the consumer should do with the message once {@link #process} returns. */
     public enum Disposition {
@@ -107,13 +128,102 @@ public class AttemptPipeline {
                     describe(span, answered);
                     return answered;
                 });
-                record.recordElectAndApply(attemptId, outcome);
+                recordElectAndApply(attemptId, outcome, Origin.CALL);
             }
-            case ELECT -> election.electAndApply(attemptId);
-            case APPLY -> apply.resume(attemptId);
-            case RECONCILE -> reconciliation.reconcile(attemptId);
+            case ELECT -> electAndApply(attemptId);
+            case APPLY -> resumeApply(attemptId);
+            case RECONCILE -> reconcile(attemptId);
         }
         return Disposition.DONE;
+    }
+
+    /**
+     * Records an answer, elects and reserves the apply in one step, then applies. A call's answer is
+     * paid for and in hand only once: a step that cannot commit at all is followed by one that
+     * stores the generation and usage alone (rule 4), for the sweep to elect. A lookup's answer the
+     * provider still keeps, for a later round.
+     */
+    private void recordElectAndApply(UUID attemptId, ProviderOutcome outcome, Origin origin) {
+        ApplyStep.Plan plan;
+        try {
+            plan = steps.run(
+                    attemptId,
+                    null,
+                    step -> record.record(step, outcome, origin) && election.elect(step) ? apply.reserve(step) : null);
+        } catch (RuntimeException e) {
+            if (origin == Origin.CALL && outcome instanceof ProviderOutcome.Completed completed) {
+                LOG.warnf(
+                        "Recording attempt %s's answer failed (%s); storing its generation and usage alone",
+                        attemptId, e.toString());
+                steps.run(attemptId, null, step -> record.storeAlone(step, completed));
+            }
+            throw e;
+        }
+        applyOnTarget(attemptId, plan);
+    }
+
+    /** Elects a stored answer in one step with the winner's apply reservation, then applies it. */
+    public void electAndApply(UUID attemptId) {
+        applyOnTarget(attemptId, steps.run(attemptId, null, step -> election.elect(step) ? apply.reserve(step) : null));
+    }
+
+    /**
+     * Applies an elected winner whose apply a crash stopped with no message left to redeliver, or
+     * that the target could not take before.
+     */
+    public void resumeApply(UUID attemptId) {
+        ApplyStep.Plan plan;
+        try {
+            plan = steps.run(attemptId, null, apply::reserve);
+        } catch (RuntimeException notNow) {
+            steps.run(attemptId, null, step -> apply.defer(step, notNow));
+            return;
+        }
+        applyOnTarget(attemptId, plan);
+    }
+
+    /**
+     * Reconciles an attempt whose answer was lost (rule 5): one step reads whom to ask and the
+     * provider's callback, the provider is asked outside any transaction, and a found answer is
+     * recorded, elected and applied like a call's.
+     *
+     * @return true when an answer was found and recorded
+     */
+    public boolean reconcile(UUID attemptId) {
+        Reconciliation.Question question = steps.run(attemptId, null, reconciliation::question);
+        if (question == null) {
+            return false;
+        }
+        Optional<ProviderOutcome> found = reconciliation.answer(question);
+        if (found.isEmpty()) {
+            return false;
+        }
+        recordElectAndApply(attemptId, found.get(), Origin.LOOKUP);
+        return true;
+    }
+
+    /**
+     * Outside any transaction, makes a reserved apply on its target; then one step marks it applied
+     * and completes the job, or releases the win the target refused, or puts the apply back.
+     */
+    private void applyOnTarget(UUID attemptId, ApplyStep.Plan plan) {
+        if (plan == null) {
+            return;
+        }
+        tracing.runInSpan(ApplyStep.APPLY_SPAN, plan.target().jobId(), attemptId, () -> {
+            ApplyStep.describe(Span.current(), plan.key(), plan.scope());
+            ApplyStep.Made made;
+            try {
+                made = apply.make(plan);
+            } catch (ApplyRefused refused) {
+                steps.run(attemptId, null, step -> apply.refuse(step, plan.key(), refused.getMessage()));
+                return;
+            } catch (RuntimeException notNow) {
+                steps.run(attemptId, null, step -> apply.defer(step, notNow));
+                return;
+            }
+            steps.run(attemptId, null, step -> apply.finish(step, plan, made));
+        });
     }
 
     /**

@@ -13,21 +13,20 @@ import dev.jobapi.common.tracing.Tracing;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Optional;
-import java.util.UUID;
 
 /**
  * One winner per job (rule 6), decided by the job's version: the election writes the winner
  * through the job entity, and of two attempts electing themselves at once the second fails its
  * version check; its step runs again ({@link AttemptSteps}), finds the winner, and loses. No row
- * lock is taken for it. The loser's output is kept (within a bound) and never applied.
+ * lock is taken for it. The loser's output is kept (within a bound) and never applied. A function
+ * of the loaded attempt: {@link AttemptPipeline} runs it in the step that records the answer, or
+ * in a step of its own for an answer stored before.
  */
 @ApplicationScoped
 public class ElectionStep {
 
     private final AttemptRepository attempts;
     private final AttemptOutcomes outcomes;
-    private final AttemptSteps steps;
-    private final ApplyStep apply;
     private final JobEvents events;
     private final WorkerMetrics metrics;
     private final Tracing tracing;
@@ -35,16 +34,12 @@ public class ElectionStep {
     ElectionStep(
             AttemptRepository attempts,
             AttemptOutcomes outcomes,
-            AttemptSteps steps,
-            ApplyStep apply,
             JobEvents events,
             WorkerMetrics metrics,
             Tracing tracing) {
         this.tracing = tracing;
         this.attempts = attempts;
         this.outcomes = outcomes;
-        this.steps = steps;
-        this.apply = apply;
         this.events = events;
         this.metrics = metrics;
     }
@@ -98,8 +93,7 @@ public class ElectionStep {
             // Rule 4 fails closed on every path here (a redelivery, the sweep, a reconciliation): an
             // answer stored without the provider's figures, by a step that could commit nothing else,
             // is held for an operator, never elected.
-            outcomes.quarantine(step, "provider reported no usage; held until reconciled");
-            outcomes.requireReview(step, "usage missing, quarantined");
+            outcomes.quarantineUnpaid(step);
             return false;
         }
         job.elect(attempt.id(), step.now());
@@ -107,10 +101,5 @@ public class ElectionStep {
         step.afterCommit(() -> metrics.attemptOutcome(attempt.provider(), "succeeded"));
         events.record(job.id(), attempt.id(), JobEventKind.WINNER_ELECTED, "output " + attempt.outputDigest());
         return true;
-    }
-
-    /** Elects a stored result in one step with the winner's apply reservation, then applies it. */
-    public void electAndApply(UUID attemptId) {
-        apply.finish(attemptId, steps.run(attemptId, null, step -> elect(step) ? apply.reserve(step) : null));
     }
 }

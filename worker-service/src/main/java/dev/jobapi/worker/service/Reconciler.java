@@ -13,7 +13,6 @@ import io.quarkus.scheduler.Scheduled;
 import io.quarkus.scheduler.Scheduled.ConcurrentExecution;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
-import jakarta.persistence.EntityManager;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -35,7 +34,8 @@ import org.jboss.logging.Logger;
  * </ol>
  *
  * Several workers may sweep at once: every write it leads to is conditional, so the second finds the
- * work done.
+ * work done. Every transaction of the sweep is opened here, or, for the steps a delivery shares
+ * (election, apply, reconciliation), in {@link AttemptPipeline}.
  */
 @ApplicationScoped
 public class Reconciler {
@@ -47,12 +47,9 @@ public class Reconciler {
 
     private final AttemptSteps steps;
     private final AttemptOutcomes outcomes;
-    private final ElectionStep election;
-    private final ApplyStep apply;
-    private final Reconciliation reconciliation;
+    private final AttemptPipeline pipeline;
     private final AttemptRepository attempts;
     private final AttemptWork work;
-    private final EntityManager em;
     private final WorkerConfig.Reconciler config;
     private final Clock clock;
     private final BackgroundLoops loops;
@@ -62,12 +59,9 @@ public class Reconciler {
     Reconciler(
             AttemptSteps steps,
             AttemptOutcomes outcomes,
-            ElectionStep election,
-            ApplyStep apply,
-            Reconciliation reconciliation,
+            AttemptPipeline pipeline,
             AttemptRepository attempts,
             AttemptWork work,
-            EntityManager em,
             WorkerConfig config,
             Clock clock,
             BackgroundLoops loops,
@@ -75,12 +69,9 @@ public class Reconciler {
             RecoverySpans recoverySpans) {
         this.steps = steps;
         this.outcomes = outcomes;
-        this.election = election;
-        this.apply = apply;
-        this.reconciliation = reconciliation;
+        this.pipeline = pipeline;
         this.attempts = attempts;
         this.work = work;
-        this.em = em;
         this.config = config.reconciler();
         this.clock = clock;
         this.loops = loops;
@@ -113,28 +104,17 @@ public class Reconciler {
      * between two leaves what a crash there would, and a later round resumes it.
      */
     public int round() {
-        eachOf("lease expiry", claimedAttemptsWithExpiredLeases(), this::expireLease);
-        eachOf("election of a stored result", storedResultsNeverElected(), election::electAndApply);
+        eachOf(
+                "lease expiry",
+                QuarkusTransaction.requiringNew().call(() -> work.expiredLeasesWithNothingStored(config.batchSize())),
+                this::expireLease);
+        eachOf(
+                "election of a stored result",
+                QuarkusTransaction.requiringNew().call(() -> work.storedResultsNeverElected(config.batchSize())),
+                pipeline::electAndApply);
         announceUnclaimedAgain();
         resumeStalledApplies();
         return lookUpLostAnswers();
-    }
-
-    private List<UUID> claimedAttemptsWithExpiredLeases() {
-        return ids("SELECT a.id FROM attempt a WHERE a.state = 'starting' AND a.lease_owner IS NOT NULL"
-                + " AND a.lease_expires_at < statement_timestamp()"
-                + " AND NOT EXISTS (SELECT 1 FROM generation g WHERE g.attempt_id = a.id)"
-                + " ORDER BY a.lease_expires_at LIMIT " + config.batchSize());
-    }
-
-    private List<UUID> storedResultsNeverElected() {
-        // Older than a few seconds, so a pipeline on its way from the store to the election goes first.
-        return ids("SELECT a.id FROM attempt a WHERE a.state IN ('starting', 'unknown')"
-                + " AND a.updated_at < statement_timestamp() - interval '5 seconds'"
-                + " AND EXISTS (SELECT 1 FROM generation g WHERE g.attempt_id = a.id)"
-                + " AND EXISTS (SELECT 1 FROM usage_record u WHERE u.attempt_id = a.id"
-                + " AND u.source = 'provider_reported')"
-                + " ORDER BY a.updated_at LIMIT " + config.batchSize());
     }
 
     /**
@@ -187,21 +167,13 @@ public class Reconciler {
 
     /**
      * Winners whose apply stopped (a crash, no message left) or was put back after a failure, the
-     * least recently tried first; a resume that fails again backs off further ({@link ApplyStep}).
+     * least recently tried first; a resume that fails again backs off further ({@link ApplyStep#defer}).
      * Should even recording that failure fail (the failure's own write refused), the job is still put
      * back here, by a statement that carries no text, so it never stays first in every round.
      */
     private void resumeStalledApplies() {
-        @SuppressWarnings("unchecked")
-        List<Object[]> winners = QuarkusTransaction.requiringNew().call(() -> em.createNativeQuery(
-                        "SELECT id, winning_attempt_id FROM job WHERE winning_attempt_id IS NOT NULL"
-                                + " AND state IN ('accepted', 'running', 'needs_review')"
-                                + " AND (apply_retry_at IS NULL AND updated_at < ?1"
-                                + " OR apply_retry_at < statement_timestamp())"
-                                + " ORDER BY apply_retry_at NULLS FIRST, updated_at LIMIT ?2")
-                .setParameter(1, clock.instant().minus(config.stalledApplyAfter()))
-                .setParameter(2, config.batchSize())
-                .getResultList());
+        List<Object[]> winners = QuarkusTransaction.requiringNew()
+                .call(() -> work.stalledApplies(clock.instant().minus(config.stalledApplyAfter()), config.batchSize()));
         for (Object[] row : winners) {
             if (loops.stopping()) {
                 return;
@@ -210,7 +182,7 @@ public class Reconciler {
             UUID winner = (UUID) row[1];
             LOG.warnf("Resuming the apply of attempt %s", winner);
             try {
-                apply.resume(winner);
+                pipeline.resumeApply(winner);
             } catch (RuntimeException e) {
                 LOG.errorf("Resuming the apply of attempt %s failed, put back: %s", winner, e.toString());
                 try {
@@ -234,7 +206,7 @@ public class Reconciler {
                 break;
             }
             try {
-                if (recoverySpans.run("lost-answer lookup", attemptId, () -> reconciliation.reconcile(attemptId))) {
+                if (recoverySpans.run("lost-answer lookup", attemptId, () -> pipeline.reconcile(attemptId))) {
                     reconciled++;
                 }
             } catch (RuntimeException e) {
@@ -242,12 +214,6 @@ public class Reconciler {
             }
         }
         return reconciled;
-    }
-
-    @SuppressWarnings("unchecked")
-    private List<UUID> ids(String sql) {
-        return QuarkusTransaction.requiringNew()
-                .call(() -> em.createNativeQuery(sql).getResultList());
     }
 
     /** Runs the step for each id until shutdown begins; one failing is logged and never stops the rest. */

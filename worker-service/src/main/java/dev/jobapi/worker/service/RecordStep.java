@@ -1,6 +1,7 @@
 package dev.jobapi.worker.service;
 
 import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
@@ -10,75 +11,56 @@ import dev.jobapi.worker.fallback.AutomaticFallback;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
 import jakarta.enterprise.context.ApplicationScoped;
-import java.util.UUID;
 import org.jboss.logging.Logger;
 
 /**
- * What follows the provider call: one step stores the answer (generation and usage), elects the
- * winner and reserves its apply (for an apply to the database, applies and completes too). The
- * answer is paid for, so it is never dropped with a rolled-back step: a conflict runs the step
- * again with the answer still in hand, and a step that cannot commit at all falls back to storing
- * the generation and usage on their own (rule 4), for the sweep to elect.
+ * The one way an answer is recorded, whether the attempt's own provider call brought it or a
+ * reconciliation found it after it was lost (rule 5): output and usage are kept whatever happened
+ * to the attempt meanwhile (no silent spend); only an attempt still waiting for the answer changes
+ * state. A function of the loaded attempt: {@link AttemptPipeline} runs it in its step.
  */
 @ApplicationScoped
 public class RecordStep {
 
     private static final Logger LOG = Logger.getLogger(RecordStep.class);
 
-    private final AttemptSteps steps;
+    static final String RECORD_SPAN = "attempt.record";
+
+    /** Where the answer came from. */
+    enum Origin {
+        /** The attempt's one provider call. */
+        CALL,
+        /** A reconciliation: the provider's stored answer (poll) or its signed callback. */
+        LOOKUP
+    }
+
+    private final AttemptRepository attempts;
     private final AttemptOutcomes outcomes;
-    private final ElectionStep election;
-    private final ApplyStep apply;
     private final AutomaticFallback fallback;
     private final JobEvents events;
     private final Tracing tracing;
 
     RecordStep(
-            AttemptSteps steps,
+            AttemptRepository attempts,
             AttemptOutcomes outcomes,
-            ElectionStep election,
-            ApplyStep apply,
             AutomaticFallback fallback,
             JobEvents events,
             Tracing tracing) {
-        this.tracing = tracing;
-        this.steps = steps;
+        this.attempts = attempts;
         this.outcomes = outcomes;
-        this.election = election;
-        this.apply = apply;
         this.fallback = fallback;
         this.events = events;
-    }
-
-    /** Records the provider's answer, elects and applies. */
-    void recordElectAndApply(UUID attemptId, ProviderOutcome outcome) {
-        ApplyStep.Plan plan;
-        try {
-            plan = steps.run(
-                    attemptId,
-                    null,
-                    step -> record(step, outcome) && election.elect(step) ? apply.reserve(step) : null);
-        } catch (RuntimeException e) {
-            if (outcome instanceof ProviderOutcome.Completed completed) {
-                LOG.warnf(
-                        "Recording attempt %s's answer failed (%s); storing its generation and usage alone",
-                        attemptId, e.toString());
-                steps.run(attemptId, null, step -> storeAnswer(step, completed));
-            }
-            throw e;
-        }
-        apply.finish(attemptId, plan);
+        this.tracing = tracing;
     }
 
     /**
-     * Stores what the provider said. Output and usage are kept whatever happened to the attempt in
-     * the meantime (no silent spend); only an attempt still waiting for this answer changes state.
+     * Records the answer.
      *
      * @return true when a usable result is stored and the attempt goes on to the election
      */
-    private boolean record(Loaded step, ProviderOutcome outcome) {
-        return tracing.inSpan("attempt.record", step.job().id(), step.attempt().id(), span -> {
-            boolean toElection = recordAnswer(step, outcome);
+    boolean record(Loaded step, ProviderOutcome outcome, Origin origin) {
+        return tracing.inSpan(RECORD_SPAN, step.job().id(), step.attempt().id(), span -> {
+            boolean toElection = recordAnswer(step, outcome, origin);
             span.setAttribute(
                     TraceAttributes.OUTCOME,
                     toElection ? "to_election" : step.attempt().state().wireName());
@@ -86,58 +68,85 @@ public class RecordStep {
         });
     }
 
-    private boolean recordAnswer(Loaded step, ProviderOutcome outcome) {
+    private boolean recordAnswer(Loaded step, ProviderOutcome outcome, Origin origin) {
         Attempt attempt = step.attempt();
-        boolean starting = attempt.state() == AttemptState.STARTING;
-        // An attempt marked unknown while its call was still running (lease lost) takes its result too.
-        boolean awaited = attempt.state().awaitsResult();
+        if (origin == Origin.LOOKUP && attempts.usage(attempt.id()).isPresent()) {
+            return false; // reconciled already, by another worker or an earlier round
+        }
+        // A call's answer is awaited while its attempt is starting, or unknown (its lease was lost while
+        // the call still ran); a lookup's only while unknown (superseded or held meanwhile: recorded,
+        // never applied).
+        boolean awaited =
+                origin == Origin.CALL ? attempt.state().awaitsResult() : attempt.state() == AttemptState.UNKNOWN;
         if (awaited && outcome.remoteId() != null) {
             attempt.recordRemoteId(outcome.remoteId(), step.now());
         }
         if (outcome instanceof ProviderOutcome.Completed completed) {
-            String digest = storeAnswer(step, completed);
+            String digest = storeAnswer(step, completed, origin);
             if (!awaited) {
                 LOG.infof("Attempt %s is %s; its late result is stored, never applied", attempt.id(), attempt.state());
                 return false;
             }
             attempt.recordOutput(digest, step.now());
             if (completed.usage() == null) {
-                outcomes.quarantine(step, "provider reported no usage; held until reconciled");
-                outcomes.requireReview(step, "usage missing, quarantined");
+                outcomes.quarantineUnpaid(step);
                 return false;
             }
             return true;
         }
         if (outcome instanceof ProviderOutcome.Unknown unknown) {
-            if (starting) {
+            if (attempt.state() == AttemptState.STARTING) {
                 outcomes.unknown(step, unknown.reason());
             }
             return false;
         }
         ProviderOutcome.Failed failed = (ProviderOutcome.Failed) outcome;
+        if (origin == Origin.LOOKUP) {
+            events.record(
+                    attempt.jobId(),
+                    attempt.id(),
+                    JobEventKind.ATTEMPT_RECONCILED,
+                    "provider has " + failed.remoteId() + ": " + failed.reason());
+        }
         if (failed.usage() != null || failed.usageUnknown()) {
             outcomes.recordUsage(step, failed.usage());
         }
-        if (starting) {
-            // Whether to fall back reads the job's other attempts: serialize with their failures.
+        // A call's failure settles a starting attempt, a lookup's an unknown one.
+        boolean settles = origin == Origin.CALL ? attempt.state() == AttemptState.STARTING : awaited;
+        if (settles) {
+            // Whether the job waits for its owner reads the job's other attempts: serialize with their failures.
             step.lockJob();
             outcomes.fail(step, failed.reason());
-            if (fallback.afterFailure(step.job(), attempt, step.now()).isEmpty()) {
+            // A lost answer found failed starts no fallback: the job went to review when its attempt became
+            // unknown, and its owner decides.
+            if (origin == Origin.LOOKUP
+                    || fallback.afterFailure(step.job(), attempt, step.now()).isEmpty()) {
                 outcomes.awaitOwnerIfNothingOpen(step);
             }
         }
         return false;
     }
 
-    /** Stores the generation and the reported usage; both are once per attempt, so a rerun adds nothing. */
-    private String storeAnswer(Loaded step, ProviderOutcome.Completed completed) {
+    /**
+     * For a call's answer whose record step could not commit at all: stores the generation and the
+     * reported usage on their own (rule 4), for the sweep to elect. Both are once per attempt, so a
+     * rerun adds nothing.
+     */
+    Void storeAlone(Loaded step, ProviderOutcome.Completed completed) {
+        storeAnswer(step, completed, Origin.CALL);
+        return null;
+    }
+
+    private String storeAnswer(Loaded step, ProviderOutcome.Completed completed, Origin origin) {
         Attempt attempt = step.attempt();
         String digest = outcomes.storeGeneration(step, completed.patch());
         events.record(
                 attempt.jobId(),
                 attempt.id(),
-                JobEventKind.GENERATION_STORED,
-                digest + ", remote id " + completed.remoteId());
+                origin == Origin.CALL ? JobEventKind.GENERATION_STORED : JobEventKind.ATTEMPT_RECONCILED,
+                origin == Origin.CALL
+                        ? digest + ", remote id " + completed.remoteId()
+                        : "provider has " + completed.remoteId() + ", " + digest);
         outcomes.recordUsage(step, completed.usage());
         return digest;
     }
