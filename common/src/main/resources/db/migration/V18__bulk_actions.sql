@@ -11,19 +11,17 @@ CREATE TABLE bulk_action (
     filter          jsonb       NOT NULL,
     reason          text,
     requested_by    text        NOT NULL,
-    -- running: items without an outcome remain (the api's bulk runner, or the request itself for a
-    -- small set, works on them); done: every item has its outcome. Terminal.
-    state           text        NOT NULL,
     total           integer     NOT NULL,
     created_at      timestamptz NOT NULL,
+    -- Null while items without an outcome remain (running: the api's bulk runner, or the request
+    -- itself for a small set, works on them); set once every item has its outcome (done, terminal).
     finished_at     timestamptz,
     CONSTRAINT bulk_action_action_is_legal
         CHECK (action IN ('dlq-replay', 'dlq-discard', 'job-cancel', 'job-retry', 'quarantine-fail')),
-    CONSTRAINT bulk_action_state_is_legal CHECK (state IN ('running', 'done')),
-    CONSTRAINT bulk_action_finished_when_done CHECK ((state = 'done') = (finished_at IS NOT NULL))
+    CONSTRAINT bulk_action_finished_after_created CHECK (finished_at IS NULL OR finished_at >= created_at)
 );
 
-CREATE INDEX bulk_action_running ON bulk_action (id) WHERE state = 'running';
+CREATE INDEX bulk_action_running ON bulk_action (id) WHERE finished_at IS NULL;
 
 -- The frozen set: one row per dead letter, job or attempt the execution matched, in the dry run's
 -- order. outcome null: not processed yet; done: the action made its change; skipped: nothing left to

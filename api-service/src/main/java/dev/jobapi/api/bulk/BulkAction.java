@@ -123,7 +123,8 @@ public enum BulkAction {
                         + " j.id AS job_id, j.owner_id, j.provider, j.state, j.review_reason AS reason,"
                         + " j.created_at AS at FROM job j";
                 if (this == JOB_CANCEL) {
-                    where.add("j.state IN ('accepted', 'running', 'needs_review') AND j.winning_attempt_id IS NULL");
+                    where.add("j.state = ANY(?) AND j.winning_attempt_id IS NULL");
+                    parameters.add(JobState.wireNames(state -> !state.isTerminal()));
                 } else {
                     where.add(
                             "j.state = 'needs_review' AND j.winning_attempt_id IS NULL"

@@ -194,8 +194,8 @@ public class BulkActions {
                 .call(() -> work(connection -> {
                     long id;
                     try (PreparedStatement insert = connection.prepareStatement(
-                            "INSERT INTO bulk_action (action, filter, reason, requested_by, state, total, created_at)"
-                                    + " VALUES (?, ?::jsonb, ?, ?, 'running', 0, ?) RETURNING id")) {
+                            "INSERT INTO bulk_action (action, filter, reason, requested_by, total, created_at)"
+                                    + " VALUES (?, ?::jsonb, ?, ?, 0, ?) RETURNING id")) {
                         insert.setString(1, action.wire());
                         insert.setString(2, json.writeValueAsString(filter.canonical()));
                         insert.setString(3, reason);
@@ -324,7 +324,7 @@ public class BulkActions {
         String reason;
         String operator;
         try (PreparedStatement lock = connection.prepareStatement("SELECT action, reason, requested_by"
-                + " FROM bulk_action WHERE id = ? AND state = 'running' FOR UPDATE" + (wait ? "" : " SKIP LOCKED"))) {
+                + " FROM bulk_action WHERE id = ? AND finished_at IS NULL FOR UPDATE" + (wait ? "" : " SKIP LOCKED"))) {
             lock.setLong(1, id);
             try (ResultSet row = lock.executeQuery()) {
                 if (!row.next()) {
@@ -349,8 +349,8 @@ public class BulkActions {
             }
         }
         if (seqs.isEmpty()) {
-            try (PreparedStatement done = connection.prepareStatement(
-                    "UPDATE bulk_action SET state = 'done', finished_at = ? WHERE id = ?")) {
+            try (PreparedStatement done =
+                    connection.prepareStatement("UPDATE bulk_action SET finished_at = ? WHERE id = ?")) {
                 done.setTimestamp(1, Timestamp.from(clock.instant()));
                 done.setLong(2, id);
                 done.executeUpdate();
@@ -491,7 +491,7 @@ public class BulkActions {
     /** Bulk actions with items left, oldest first (the runner's work). */
     public List<Long> running() {
         return QuarkusTransaction.requiringNew().call(() -> {
-            List<?> ids = em.createNativeQuery("SELECT id FROM bulk_action WHERE state = 'running' ORDER BY id")
+            List<?> ids = em.createNativeQuery("SELECT id FROM bulk_action WHERE finished_at IS NULL ORDER BY id")
                     .getResultList();
             return ids.stream().map(n -> ((Number) n).longValue()).toList();
         });
@@ -516,7 +516,7 @@ public class BulkActions {
                 .call(() -> work(connection -> {
                     List<Progress> found = new ArrayList<>();
                     try (PreparedStatement select = connection.prepareStatement(
-                            "SELECT b.id, b.action, b.filter::text, b.reason, b.requested_by, b.state, b.total,"
+                            "SELECT b.id, b.action, b.filter::text, b.reason, b.requested_by, b.finished_at IS NULL, b.total,"
                                     + " b.created_at, b.finished_at,"
                                     + " (SELECT count(*) FILTER (WHERE i.outcome = 'done') || ',' ||"
                                     + " count(*) FILTER (WHERE i.outcome = 'skipped') || ',' ||"
@@ -539,7 +539,7 @@ public class BulkActions {
                                         filter(rows.getString(3)),
                                         rows.getString(4),
                                         rows.getString(5),
-                                        rows.getString(6),
+                                        rows.getBoolean(6) ? "running" : "done",
                                         rows.getInt(7),
                                         done + skipped + refused,
                                         done,
