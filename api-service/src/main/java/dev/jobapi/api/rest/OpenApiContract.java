@@ -86,6 +86,7 @@ public class OpenApiContract implements OASFilter {
                     operation.setSecurity(List.<SecurityRequirement>of());
                 }
                 problemContent(operation.getResponses());
+                OperationContract.describe(path.getKey(), entry.getKey(), operation);
                 requestIds(operation);
             }
         }
