@@ -4,6 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 
 import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -24,14 +29,20 @@ class BudgetTest extends ApiTestSupport {
                 + " recorded_at) SELECT id, 'thrifty', 'fake-a', 60, 50, 'provider_reported', now() FROM attempt");
         execute("UPDATE attempt SET state = 'failed', reason = 'provider said 400'");
 
-        createJob(thrifty, "k-2", JOB_BODY)
-                .then()
+        Response refused = createJob(thrifty, "k-2", JOB_BODY);
+        refused.then()
                 .statusCode(429)
                 .contentType("application/problem+json")
                 .body("code", equalTo("budget-exceeded"))
                 .body("budgetTokens", equalTo(100))
                 .body("spentTokensToday", equalTo(110))
-                .body("unknownSpendAttemptsToday", equalTo(0));
+                .body("unknownSpendAttemptsToday", equalTo(0))
+                .body("retryable", equalTo(true));
+        // The same request may start an attempt when the UTC day the budget counts is over.
+        long untilMidnight = Duration.between(
+                        Instant.now(), LocalDate.now(ZoneOffset.UTC).plusDays(1).atStartOfDay(ZoneOffset.UTC))
+                .toSeconds();
+        assertThat(Long.parseLong(refused.header("Retry-After"))).isBetween(untilMidnight - 5, untilMidnight + 5);
         // The page draws no button the API would refuse.
         as(thrifty).get("/jobs/" + id).then().statusCode(200).body("actions", equalTo(List.of("cancel")));
         requestAttempt(thrifty, id, "retry-1", "{\"provider\":\"fake-b\"}")

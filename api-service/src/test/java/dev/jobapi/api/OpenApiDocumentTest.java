@@ -121,7 +121,7 @@ class OpenApiDocumentTest {
         Map<String, List<String>> nullable = Map.of(
                 "JobView", List.of("winningAttemptId", "reviewReason"),
                 "AttemptView", List.of("reason", "reviewedBy", "remoteId", "usage"),
-                "Event", List.of("attemptId", "detail"),
+                "JobEvent", List.of("attemptId", "detail"),
                 "JobPage", List.of("nextCursor"),
                 "ProviderStatus", List.of("latestRun", "refusal"));
         List<String> notNullable = new ArrayList<>();
@@ -153,5 +153,84 @@ class OpenApiDocumentTest {
                         .toString())
                 .isEqualTo("[]");
         assertThat(document.path("servers").size()).isPositive();
+    }
+
+    @Test
+    void bothPostsRequireAnIdempotencyKeyConstrainedAsTheApiChecksIt() {
+        for (String path : List.of("/jobs", "/jobs/{id}/attempts")) {
+            JsonNode key = parameter(document.path("paths").path(path).path("post"), "Idempotency-Key");
+            assertThat(key.path("required").asBoolean()).as(path).isTrue();
+            assertThat(key.path("description").asText()).as(path).contains("every retry");
+            assertThat(key.path("schema").path("minLength").asInt()).isEqualTo(1);
+            assertThat(key.path("schema").path("maxLength").asInt()).isEqualTo(255);
+            assertThat(key.path("schema").path("pattern").asText()).isEqualTo("^[ -~]*[!-~][ -~]*$");
+        }
+    }
+
+    @Test
+    void everyResponseDeclaresTheHeadersItCarries() {
+        List<String> missing = new ArrayList<>();
+        eachOperation(
+                (name, operation) -> operation.path("responses").properties().forEach(response -> {
+                    JsonNode headers = response.getValue().path("headers");
+                    if (!headers.has("X-Request-Id")) {
+                        missing.add(name + " " + response.getKey() + " X-Request-Id");
+                    }
+                    if ((response.getKey().equals("429") || response.getKey().equals("503"))
+                            && !headers.path("Retry-After").path("required").asBoolean()) {
+                        missing.add(name + " " + response.getKey() + " Retry-After");
+                    }
+                }));
+        assertThat(missing).isEmpty();
+        JsonNode create = document.path("paths").path("/jobs").path("post").path("responses");
+        assertThat(create.path("201").path("headers").has("Location")).isTrue();
+        assertThat(create.path("200").path("headers").has("Idempotent-Replayed"))
+                .isTrue();
+        JsonNode attempt =
+                document.path("paths").path("/jobs/{id}/attempts").path("post").path("responses");
+        assertThat(attempt.path("201").path("headers").has("Location")).isTrue();
+        assertThat(attempt.path("200").path("headers").has("Idempotent-Replayed"))
+                .isTrue();
+        JsonNode read = document.path("paths").path("/jobs/{id}").path("get");
+        assertThat(read.path("responses").path("200").path("headers").has("ETag"))
+                .isTrue();
+        assertThat(parameter(read, "If-None-Match").path("in").asText()).isEqualTo("header");
+        assertThat(document.path("components")
+                        .path("schemas")
+                        .path("Problem")
+                        .path("required")
+                        .toString())
+                .contains("\"requestId\"", "\"retryable\"");
+    }
+
+    @Test
+    void jobIdsAreUuidsQueryValuesAreBoundedAndSchemaNamesAreClean() {
+        eachOperation((name, operation) -> {
+            if (name.contains(" /jobs/{id}")) {
+                assertThat(parameter(operation, "id")
+                                .path("schema")
+                                .path("format")
+                                .asText())
+                        .as(name)
+                        .isEqualTo("uuid");
+            }
+        });
+        JsonNode list = document.path("paths").path("/jobs").path("get");
+        assertThat(parameter(list, "limit").path("schema").path("maximum").asInt())
+                .isEqualTo(100);
+        assertThat(parameter(list, "state").path("schema").path("enum").toString())
+                .isEqualTo("[\"accepted\",\"running\",\"needs_review\",\"completed\",\"cancelled\"]");
+        List<String> names = new ArrayList<>();
+        document.path("components").path("schemas").fieldNames().forEachRemaining(names::add);
+        assertThat(names).noneMatch(schema -> schema.matches(".*\\d$"));
+    }
+
+    private static JsonNode parameter(JsonNode operation, String name) {
+        for (JsonNode parameter : operation.path("parameters")) {
+            if (parameter.path("name").asText().equals(name)) {
+                return parameter;
+            }
+        }
+        throw new AssertionError("no parameter " + name);
     }
 }

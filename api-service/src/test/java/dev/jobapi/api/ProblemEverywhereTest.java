@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 
+import dev.jobapi.api.contract.OutsideTheContract;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.RestAssured;
 import java.io.IOException;
@@ -107,6 +108,7 @@ class ProblemEverywhereTest extends ApiTestSupport {
 
     @ParameterizedTest
     @ValueSource(strings = {"limit=abc", "limit=-1", "limit=101", "state=nope", "cursor=%25%25"})
+    @OutsideTheContract("query values out of the document's bounds and enum, to see the api refuse them too")
     void aBadQueryParameterIsInvalidQueryNotABodyProblemOrA404(String query) {
         as(alice)
                 .get("/jobs?" + query)

@@ -225,6 +225,7 @@ public final class Jobctl implements Runnable {
                     problem.status(),
                     problem.rawCode() == null ? "" : problem.rawCode() + ": ",
                     problem.detail() != null ? problem.detail() : problem.title());
+            err.printf("jobctl: request id %s%n", problem.requestId());
             return ExitCodes.REFUSED;
         }
         if (e instanceof ApiUnreachableException unreachable) {

@@ -147,12 +147,14 @@ class JobctlTest {
     @Test
     void aProblemIsPrintedWithItsCodeAndExitsWithOne() throws IOException {
         String url = api(new String[] {
-            "409", "{\"status\":409,\"code\":\"review-required\",\"title\":\"t\",\"detail\":\"an attempt is unknown\"}"
+            "409",
+            "{\"status\":409,\"code\":\"review-required\",\"title\":\"t\",\"detail\":\"an attempt is unknown\","
+                    + "\"requestId\":\"req-42\"}"
         });
 
         assertThat(run("attempt", JOB_ID, "--provider", "fake-b", url)).isEqualTo(ExitCodes.REFUSED);
 
-        assertThat(err.toString()).contains("409 review-required: an attempt is unknown");
+        assertThat(err.toString()).contains("409 review-required: an attempt is unknown", "request id req-42");
     }
 
     @Test
@@ -223,7 +225,7 @@ class JobctlTest {
         int exit = run("cancel", JOB_ID, "--url=http://127.0.0.1:" + closedPort);
 
         assertThat(exit).isEqualTo(ExitCodes.UNREACHABLE);
-        assertThat(err.toString()).contains("no answer");
+        assertThat(err.toString()).contains("no answer").containsPattern("last request [0-9a-f-]{36}");
     }
 
     @Test

@@ -15,10 +15,13 @@ public class ApiProblem extends RuntimeException {
     private final String title;
     private final String detail;
     private final JsonNode body;
+    private final String requestId;
 
-    ApiProblem(int status, String rawCode, String title, String detail, JsonNode body) {
+    ApiProblem(int status, String rawCode, String title, String detail, JsonNode body, String requestId) {
         super(status + " " + (rawCode == null ? "" : rawCode + ": ")
-                + (detail != null ? detail : title != null ? title : "no problem details"));
+                + (detail != null ? detail : title != null ? title : "no problem details")
+                + " (request " + requestId + ")");
+        this.requestId = requestId;
         this.status = status;
         this.code = ProblemCode.of(rawCode);
         this.rawCode = rawCode;
@@ -39,6 +42,14 @@ public class ApiProblem extends RuntimeException {
     /** The {@code code} member exactly as the API sent it; null when the answer had no problem body. */
     public String rawCode() {
         return rawCode;
+    }
+
+    /**
+     * The id of the request that got this answer, as the API answered it (X-Request-Id): the one to
+     * quote in a support ticket, found in the API's logs.
+     */
+    public String requestId() {
+        return requestId;
     }
 
     public String title() {

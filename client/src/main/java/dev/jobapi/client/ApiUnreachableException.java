@@ -8,14 +8,24 @@ package dev.jobapi.client;
 public class ApiUnreachableException extends RuntimeException {
 
     private final String idempotencyKey;
+    private final String requestId;
 
-    ApiUnreachableException(String message, String idempotencyKey, Throwable cause) {
-        super(message, cause);
+    ApiUnreachableException(String message, String idempotencyKey, String requestId, Throwable cause) {
+        super(requestId == null ? message : message + " (last request " + requestId + ")", cause);
         this.idempotencyKey = idempotencyKey;
+        this.requestId = requestId;
     }
 
     /** The key the request was sent with; null for a request that has none. */
     public String idempotencyKey() {
         return idempotencyKey;
+    }
+
+    /**
+     * The X-Request-Id of the last try (each try sends an id of its own); null when none was sent.
+     * The API's logs have it when the request reached the API.
+     */
+    public String requestId() {
+        return requestId;
     }
 }

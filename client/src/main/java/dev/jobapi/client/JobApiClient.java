@@ -63,6 +63,7 @@ public final class JobApiClient {
     private static final Pattern NEXT_LINK = Pattern.compile("<([^>]+)>\\s*;\\s*rel=\"?next\"?");
 
     private static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+    private static final String REQUEST_ID = "X-Request-Id";
     private static final String JSON = "application/json";
     private static final Duration FIRST_POLL = Duration.ofMillis(200);
     private static final Duration LONGEST_POLL = Duration.ofSeconds(2);
@@ -462,14 +463,17 @@ public final class JobApiClient {
     private Answer send(Call call) {
         for (int attempt = 1; ; attempt++) {
             Optional<Duration> wait;
+            // Each try its own id, so the API's log lines of each can be told apart.
+            String requestId = UUID.randomUUID().toString();
             try {
-                HttpResponse<byte[]> response = http.send(request(call), HttpResponse.BodyHandlers.ofByteArray());
+                HttpResponse<byte[]> response =
+                        http.send(request(call, requestId), HttpResponse.BodyHandlers.ofByteArray());
                 int status = response.statusCode();
                 Answer answer = new Answer(status, response.body(), response);
                 if (status < 400) {
                     return answer;
                 }
-                ApiProblem problem = problem(answer);
+                ApiProblem problem = problem(answer, requestId);
                 wait = call.safety() == Safety.IDEMPOTENT
                         ? retries.afterAnswer(
                                 attempt,
@@ -484,6 +488,7 @@ public final class JobApiClient {
                                 call.method() + " " + call.path() + ": no decision after " + attempt + " tries ("
                                         + problem.getMessage() + ")",
                                 call.idempotencyKey(),
+                                problem.requestId(),
                                 problem);
                     }
                     throw problem;
@@ -497,20 +502,22 @@ public final class JobApiClient {
                             call.method() + " " + call.path() + " to " + baseUri + " failed after " + attempt
                                     + " tries: " + e,
                             call.idempotencyKey(),
+                            requestId,
                             e);
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new ApiUnreachableException("interrupted", call.idempotencyKey(), e);
+                throw new ApiUnreachableException("interrupted", call.idempotencyKey(), requestId, e);
             }
             pause(wait.get());
         }
     }
 
-    private HttpRequest request(Call call) {
+    private HttpRequest request(Call call, String requestId) {
         HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(baseUri + call.path()))
                 .timeout(requestTimeout)
-                .header("Authorization", "Bearer " + token.get());
+                .header("Authorization", "Bearer " + token.get())
+                .header(REQUEST_ID, requestId);
         if (!call.headers().containsKey("Accept")) {
             builder.header("Accept", JSON);
         }
@@ -527,7 +534,8 @@ public final class JobApiClient {
         return builder.build();
     }
 
-    private static ApiProblem problem(Answer answer) {
+    /** With the answer's X-Request-Id (the API's word), else the id the problem names, else the one sent. */
+    private static ApiProblem problem(Answer answer, String sent) {
         JsonNode body = null;
         try {
             body = MAPPER.readTree(answer.body());
@@ -535,9 +543,22 @@ public final class JobApiClient {
             // A proxy's HTML error page, say: the status alone has to do.
         }
         if (body == null || !body.isObject()) {
-            return new ApiProblem(answer.status(), null, "HTTP " + answer.status(), null, null);
+            return new ApiProblem(
+                    answer.status(),
+                    null,
+                    "HTTP " + answer.status(),
+                    null,
+                    null,
+                    answer.header(REQUEST_ID).orElse(sent));
         }
-        return new ApiProblem(answer.status(), text(body, "code"), text(body, "title"), text(body, "detail"), body);
+        String named = text(body, "requestId");
+        return new ApiProblem(
+                answer.status(),
+                text(body, "code"),
+                text(body, "title"),
+                text(body, "detail"),
+                body,
+                answer.header(REQUEST_ID).orElse(named != null ? named : sent));
     }
 
     private static String text(JsonNode node, String field) {
@@ -550,7 +571,7 @@ public final class JobApiClient {
             sleeper.sleep(duration);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new ApiUnreachableException("interrupted", null, e);
+            throw new ApiUnreachableException("interrupted", null, null, e);
         }
     }
 

@@ -132,6 +132,36 @@ class JobApiClientTest {
     }
 
     @Test
+    void eachTrySendsARequestIdOfItsOwnAndTheProblemNamesTheOneTheApiAnswered() {
+        api.then(503, StubApi.problem(503, "server-busy"), Map.of("Retry-After", "1"))
+                .then(404, StubApi.problem(404, "job-not-found"), Map.of("X-Request-Id", "api-said-this"));
+
+        assertThatThrownBy(() -> client(RetryPolicy.defaults()).job(JOB_ID))
+                .isInstanceOfSatisfying(ApiProblem.class, p -> {
+                    assertThat(p.requestId()).isEqualTo("api-said-this");
+                    assertThat(p.getMessage()).endsWith("(request api-said-this)");
+                });
+        List<String> sent =
+                api.received().stream().map(r -> r.header("X-Request-Id")).toList();
+        assertThat(sent).hasSize(2).doesNotHaveDuplicates().allMatch(id -> UUID.fromString(id) != null);
+    }
+
+    @Test
+    void noAnswerStillNamesTheLastRequestIdSent() throws IOException {
+        URI nobody;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            nobody = URI.create("http://127.0.0.1:" + socket.getLocalPort());
+        }
+
+        assertThatThrownBy(() -> client(nobody, RetryPolicy.defaults().withMaxAttempts(2))
+                        .job(JOB_ID))
+                .isInstanceOfSatisfying(ApiUnreachableException.class, e -> {
+                    assertThat(UUID.fromString(e.requestId())).isNotNull();
+                    assertThat(e.getMessage()).endsWith("(last request " + e.requestId() + ")");
+                });
+    }
+
+    @Test
     void anUnansweredIntentionKeepsItsKeyUntilTheApiDecidesIt() {
         JobApiClient client = client(RetryPolicy.defaults().withMaxAttempts(2));
         api.then(503, StubApi.problem(503, "internal"))

@@ -172,7 +172,8 @@ public class OutboxRelay {
         return QuarkusTransaction.requiringNew().call(() -> {
             @SuppressWarnings("unchecked")
             List<Object[]> rows = em.createNativeQuery(
-                            "SELECT id, attempt_id, job_id, traceparent, tracestate FROM outbox WHERE sent_at IS NULL"
+                            "SELECT id, attempt_id, job_id, traceparent, tracestate, request_id FROM outbox"
+                                    + " WHERE sent_at IS NULL"
                                     + " ORDER BY id LIMIT ?1 FOR UPDATE SKIP LOCKED")
                     .setParameter(1, config.outbox().batchSize())
                     .getResultList();
@@ -186,7 +187,8 @@ public class OutboxRelay {
                 Object[] row = rows.get(i);
                 messages.add(new ConfirmedPublisher.Traced(
                         new AttemptMessage((UUID) row[1], (UUID) row[2]).toJson(),
-                        Context.root().with(spans.get(i))));
+                        Context.root().with(spans.get(i)),
+                        (String) row[5]));
             }
             try {
                 publisher.publishTraced(AttemptTopology.EXCHANGE, AttemptTopology.ROUTING_KEY, messages);

@@ -75,6 +75,19 @@ public enum Problem {
         return title;
     }
 
+    /**
+     * Whether the same request, sent again unchanged (the same Idempotency-Key), may get another
+     * answer without anyone acting first: the refusal was about the server's load or a moment
+     * (a body that came too slowly, a fault of ours, today's budget), never about the request, the
+     * caller's rights or the job's state. 429 and 503 answers say when in Retry-After.
+     */
+    public boolean retryable() {
+        return switch (this) {
+            case REQUEST_TIMEOUT, BUDGET_EXCEEDED, TOO_MANY_UPLOADS, INTERNAL, SERVER_BUSY -> true;
+            default -> false;
+        };
+    }
+
     /** The path of this problem's page, under {@link #PAGES_PATH}. */
     public String path() {
         return PAGES_PATH + "/" + code;

@@ -40,6 +40,7 @@ public class CallbackResource {
     public record Callback(String attemptId, String remoteId, String status, String output, Usage usage) {}
 
     /** Token counts as the provider reports them; absent when it reports none. */
+    @Schema(name = "CallbackUsage")
     public record Usage(Integer promptTokens, Integer completionTokens) {}
 
     /** What the callback led to. */

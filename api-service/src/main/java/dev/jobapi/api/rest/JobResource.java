@@ -60,9 +60,9 @@ public class JobResource {
 
     static final String IDEMPOTENCY_KEY = "Idempotency-Key";
     static final String REPLAYED = "Idempotent-Replayed";
-    private static final int MAX_PAGE = 100;
-    private static final int TIMELINE_PAGE = 500;
-    private static final int MAX_TIMELINE_PAGE = 1000;
+    static final int MAX_PAGE = 100;
+    static final int TIMELINE_PAGE = 500;
+    static final int MAX_TIMELINE_PAGE = 1000;
 
     private final CurrentCaller currentCaller;
     private final RequestBodies bodies;

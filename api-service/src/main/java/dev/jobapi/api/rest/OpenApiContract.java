@@ -2,6 +2,8 @@ package dev.jobapi.api.rest;
 
 import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemDetails;
+import dev.jobapi.api.problem.Problems;
+import dev.jobapi.common.tracing.RequestIds;
 import io.quarkus.smallrye.openapi.OpenApiFilter;
 import java.util.List;
 import java.util.Map;
@@ -12,6 +14,7 @@ import org.eclipse.microprofile.openapi.models.Operation;
 import org.eclipse.microprofile.openapi.models.PathItem;
 import org.eclipse.microprofile.openapi.models.media.Content;
 import org.eclipse.microprofile.openapi.models.media.Schema;
+import org.eclipse.microprofile.openapi.models.parameters.Parameter;
 import org.eclipse.microprofile.openapi.models.responses.APIResponse;
 import org.eclipse.microprofile.openapi.models.responses.APIResponses;
 import org.eclipse.microprofile.openapi.models.security.SecurityRequirement;
@@ -83,6 +86,43 @@ public class OpenApiContract implements OASFilter {
                     operation.setSecurity(List.<SecurityRequirement>of());
                 }
                 problemContent(operation.getResponses());
+                OperationContract.describe(path.getKey(), entry.getKey(), operation);
+                requestIds(operation);
+            }
+        }
+    }
+
+    /**
+     * Every operation takes an optional X-Request-Id and every answer carries one (RequestIdFilter);
+     * every 429 and 503 says in Retry-After when to send the request again.
+     */
+    private static void requestIds(Operation operation) {
+        operation.addParameter(OASFactory.createParameter()
+                .name(RequestIds.HTTP_HEADER)
+                .in(Parameter.In.HEADER)
+                .required(false)
+                .description("Your id for this request, echoed in the response and its problems and kept in"
+                        + " our logs; anything not matching the pattern is replaced by a UUID of ours.")
+                .schema(requestIdSchema()));
+        for (Map.Entry<String, APIResponse> response :
+                operation.getResponses().getAPIResponses().entrySet()) {
+            response.getValue()
+                    .addHeader(
+                            RequestIds.HTTP_HEADER,
+                            OASFactory.createHeader()
+                                    .description("The request's id: yours when well formed, else ours")
+                                    .required(true)
+                                    .schema(requestIdSchema()));
+            if (response.getKey().equals("429") || response.getKey().equals("503")) {
+                response.getValue()
+                        .addHeader(
+                                Problems.RETRY_AFTER,
+                                OASFactory.createHeader()
+                                        .description("Seconds to wait before sending the same request again")
+                                        .required(true)
+                                        .schema(OASFactory.createSchema()
+                                                .type(List.of(Schema.SchemaType.INTEGER))
+                                                .minimum(java.math.BigDecimal.ONE)));
             }
         }
     }
@@ -122,7 +162,7 @@ public class OpenApiContract implements OASFilter {
                 .type(List.of(Schema.SchemaType.OBJECT))
                 .description("RFC 9457 problem details. Clients switch on code; type is an absolute URI whose"
                         + " page describes the problem; detail says what happened this time.")
-                .required(List.of("type", "title", "status", "code"))
+                .required(List.of("type", "title", "status", "code", "requestId", "retryable"))
                 .addProperty(
                         "type",
                         OASFactory.createSchema()
@@ -143,6 +183,16 @@ public class OpenApiContract implements OASFilter {
                                 .enumeration(java.util.Arrays.stream(Problem.values())
                                         .map(p -> (Object) p.code())
                                         .toList()))
+                .addProperty(
+                        "requestId",
+                        requestIdSchema().description("the request's id, as in its X-Request-Id: quote it to support"))
+                .addProperty(
+                        "retryable",
+                        OASFactory.createSchema()
+                                .type(List.of(Schema.SchemaType.BOOLEAN))
+                                .description("whether the same request, sent again unchanged (the same"
+                                        + " Idempotency-Key), may get another answer without anyone acting"
+                                        + " first; 429 and 503 say when in Retry-After"))
                 .addProperty("budgetTokens", budgetFigure(Schema.SchemaType.INTEGER, "the owner's daily budget"))
                 .addProperty(
                         "spentTokensToday",
@@ -169,6 +219,14 @@ public class OpenApiContract implements OASFilter {
                 .addProperty(
                         "actual",
                         extensionMember("bulk-set-changed", Schema.SchemaType.INTEGER, "what the filter matches now"));
+    }
+
+    /** A request id: a client's well-formed X-Request-Id, or the UUID the api minted. */
+    static Schema requestIdSchema() {
+        return OASFactory.createSchema()
+                .type(List.of(Schema.SchemaType.STRING))
+                .pattern(RequestIds.PATTERN)
+                .maxLength(128);
     }
 
     /** An extension member of budget-exceeded (StartRefusals): absent from every other problem. */

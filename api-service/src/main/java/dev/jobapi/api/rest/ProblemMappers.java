@@ -40,8 +40,7 @@ public class ProblemMappers {
             case SERVER_BUSY -> metrics.requestShed();
             default -> {}
         }
-        Response answer = problems.response(e.problem(), e.getMessage(), e.extensions());
-        return e.problem() == Problem.SERVER_BUSY ? retryLater(answer) : answer;
+        return problems.response(e);
     }
 
     @ServerExceptionMapper
@@ -112,19 +111,13 @@ public class ProblemMappers {
             // may retry with the same Idempotency-Key, and count it for the operators.
             metrics.requestShed();
             LOG.warnf("The database was busy or away; answered 503 server-busy: %s", e.toString());
-            return retryLater(problems.response(
+            return problems.response(
                     Problem.SERVER_BUSY,
                     "The database is busy or failing over; retry after " + Problem.RETRY_AFTER_SECONDS
-                            + " s with the same Idempotency-Key."));
+                            + " s with the same Idempotency-Key.");
         }
         LOG.error("Unexpected failure while serving a request", e);
         return problems.response(
                 Problem.INTERNAL, "The failure was logged; retrying with the same Idempotency-Key is safe.");
-    }
-
-    private static Response retryLater(Response problem) {
-        return Response.fromResponse(problem)
-                .header("Retry-After", Integer.toString(Problem.RETRY_AFTER_SECONDS))
-                .build();
     }
 }

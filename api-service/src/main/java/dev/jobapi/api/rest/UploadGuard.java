@@ -27,6 +27,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -379,16 +380,15 @@ public class UploadGuard {
         problemResponse(context, problem).end(problemBody(problem, detail));
     }
 
-    private static HttpServerResponse problemResponse(RoutingContext context, Problem problem) {
+    private HttpServerResponse problemResponse(RoutingContext context, Problem problem) {
         var response = context.response()
                 .setStatusCode(problem.status())
                 .putHeader(HttpHeaders.CONTENT_TYPE, ProblemDetails.MEDIA_TYPE);
         if (problem == Problem.UNAUTHENTICATED) {
             response.putHeader("WWW-Authenticate", "Bearer");
         }
-        if (problem == Problem.SERVER_BUSY || problem == Problem.TOO_MANY_UPLOADS) {
-            response.putHeader("Retry-After", Integer.toString(Problem.RETRY_AFTER_SECONDS));
-        }
+        problems.retryAfter(problem, Optional.empty())
+                .ifPresent(seconds -> response.putHeader(Problems.RETRY_AFTER, seconds));
         return response;
     }
 

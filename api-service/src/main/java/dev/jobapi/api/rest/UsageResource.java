@@ -17,6 +17,7 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
 /** GET /usage: the caller's token totals by provider and day, from the ledger; operators for anyone. */
@@ -28,6 +29,7 @@ public class UsageResource {
     private static final int MAX_DAYS = 366;
 
     /** The totals of one owner over a range of days. */
+    @Schema(name = "OwnerUsage")
     public record Usage(String owner, LocalDate from, LocalDate to, List<UsageLedger.DayTotal> days) {}
 
     private final CurrentCaller currentCaller;

@@ -13,6 +13,7 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 public class AuditTrailQueries {
 
     /** One audit record. */
+    @Schema(name = "AuditEntry")
     public record Entry(
             long id,
             Instant at,

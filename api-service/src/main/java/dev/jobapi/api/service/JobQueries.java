@@ -27,6 +27,7 @@ public class JobQueries {
     public record Page(List<JobSummary> jobs, String nextCursor) {}
 
     /** One event of a job's timeline. */
+    @Schema(name = "JobEvent")
     public record Event(
             long id,
             Instant at,

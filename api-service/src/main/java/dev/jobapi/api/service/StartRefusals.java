@@ -4,6 +4,7 @@ import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.common.budget.DailyBudgets;
 import dev.jobapi.common.start.StartRefusal;
+import java.time.ZoneOffset;
 import java.util.Map;
 
 /**
@@ -48,7 +49,9 @@ final class StartRefusals {
                             "unknownSpendAttemptsToday",
                             spent.unknownSpendAttemptsToday(),
                             "day",
-                            spent.day().toString()));
+                            spent.day().toString()),
+                    // The budget is per UTC day: the same request may start an attempt at midnight.
+                    spent.day().plusDays(1).atStartOfDay(ZoneOffset.UTC).toInstant());
         }
         StartRefusal.AttemptsOpen open = (StartRefusal.AttemptsOpen) refusal;
         return new ProblemException(

@@ -2,6 +2,7 @@ package dev.jobapi.common.message;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.ReturnListener;
+import dev.jobapi.common.tracing.RequestIds;
 import dev.jobapi.common.tracing.Tracing;
 import io.opentelemetry.context.Context;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -22,7 +23,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * once the confirms are in, every return is too.
  *
  * <p>Each message carries the trace context it was published in ({@code traceparent} in its
- * headers), so the worker's spans join the trace of the request that made the attempt.
+ * headers), so the worker's spans join the trace of the request that made the attempt, and that
+ * request's id ({@link RequestIds#MESSAGE_HEADER}), so the worker's log lines of it name the request.
  */
 @ApplicationScoped
 public class ConfirmedPublisher {
@@ -37,8 +39,11 @@ public class ConfirmedPublisher {
         this.tracing = tracing;
     }
 
-    /** A message body and the trace context its headers carry (the span its publish belongs to). */
-    public record Traced(String body, Context trace) {}
+    /**
+     * A message body, the trace context its headers carry (the span its publish belongs to) and the
+     * id of the request it continues (null: none).
+     */
+    public record Traced(String body, Context trace, String requestId) {}
 
     /** One message to the work queue, through its exchange. */
     public void toWorkQueue(String body) {
@@ -51,17 +56,20 @@ public class ConfirmedPublisher {
     }
 
     /**
-     * Publishes the bodies in order, in the current trace context, and waits for the broker's
-     * confirms.
+     * Publishes the bodies in order, in the current trace context and with the current request id,
+     * and waits for the broker's confirms.
      *
      * @throws NotRouted when the broker returned any of them (nothing bound) or nacked them
      */
     public void publish(String exchange, String routingKey, List<String> bodies) {
         Context current = Context.current();
+        String requestId = RequestIds.current().orElse(null);
         publishTraced(
                 exchange,
                 routingKey,
-                bodies.stream().map(body -> new Traced(body, current)).toList());
+                bodies.stream()
+                        .map(body -> new Traced(body, current, requestId))
+                        .toList());
     }
 
     /**
@@ -74,12 +82,16 @@ public class ConfirmedPublisher {
                 routingKey,
                 messages.stream()
                         .map(message -> new Outgoing(
-                                json(message.trace()), message.body().getBytes(StandardCharsets.UTF_8)))
+                                json(message.trace(), message.requestId()),
+                                message.body().getBytes(StandardCharsets.UTF_8)))
                         .toList());
     }
 
-    private AMQP.BasicProperties json(Context trace) {
+    private AMQP.BasicProperties json(Context trace, String requestId) {
         Map<String, Object> headers = tracing.headers(trace);
+        if (requestId != null) {
+            headers.put(RequestIds.MESSAGE_HEADER, requestId);
+        }
         return new AMQP.BasicProperties.Builder()
                 .contentType("application/json")
                 .headers(headers.isEmpty() ? null : headers)

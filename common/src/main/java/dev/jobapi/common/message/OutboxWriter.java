@@ -1,6 +1,7 @@
 package dev.jobapi.common.message;
 
 import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.tracing.RequestIds;
 import dev.jobapi.common.tracing.TraceParent;
 import dev.jobapi.common.tracing.Tracing;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -18,8 +19,9 @@ import org.hibernate.Session;
 /**
  * Writes the outbox row that announces an attempt, in the caller's transaction: the attempt and
  * its message commit together or not at all. The row keeps the trace context of the span that wrote
- * it, so the relay's publish, later and in another thread, continues that trace. The write signals
- * {@link OutboxWritten}, which the relay observes after the commit.
+ * it and the id of the request that wrote it, so the relay's publish, later and in another thread,
+ * continues that trace and hands the worker that request id. The write signals {@link
+ * OutboxWritten}, which the relay observes after the commit.
  */
 @ApplicationScoped
 public class OutboxWriter {
@@ -41,16 +43,19 @@ public class OutboxWriter {
         // The attempt row must exist before the row that references it.
         em.flush();
         TraceParent trace = tracing.current();
+        String requestId = RequestIds.current().orElse(null);
         // Straight to the transaction's connection: a native query would flush the session again, and
         // its query machinery was a tenth of the api's CPU on intake (bench/ANALYSIS.md).
         em.unwrap(Session.class).doWork(connection -> {
             try (PreparedStatement insert = connection.prepareStatement(
-                    "INSERT INTO outbox (attempt_id, job_id, created_at, traceparent, tracestate) VALUES (?, ?, ?, ?, ?)")) {
+                    "INSERT INTO outbox (attempt_id, job_id, created_at, traceparent, tracestate, request_id)"
+                            + " VALUES (?, ?, ?, ?, ?, ?)")) {
                 insert.setObject(1, attempt.id());
                 insert.setObject(2, attempt.jobId());
                 insert.setObject(3, OffsetDateTime.ofInstant(clock.instant(), ZoneOffset.UTC));
                 insert.setString(4, trace.traceparent());
                 insert.setString(5, trace.tracestate());
+                insert.setString(6, requestId);
                 insert.executeUpdate();
             }
         });

@@ -10,6 +10,7 @@ import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.message.BrokerConnection;
 import dev.jobapi.common.message.ConfirmedPublisher;
 import dev.jobapi.common.message.Subscription;
+import dev.jobapi.common.tracing.RequestIds;
 import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.common.tracing.Tracing;
 import dev.jobapi.worker.config.WorkerConfig;
@@ -31,6 +32,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -290,9 +292,15 @@ public class AttemptConsumer {
                     .setAttribute(TraceAttributes.MESSAGING_SYSTEM, "rabbitmq")
                     .setAttribute(TraceAttributes.MESSAGING_DESTINATION, AttemptTopology.QUEUE)
                     .setAttribute(TraceAttributes.MESSAGING_OPERATION, "process");
+            // The request that made the work (its outbox row's id, in the message): every line of this
+            // work, and any message it publishes (a parked copy, a fallback), carries that id.
+            Map<String, Object> headers = properties.getHeaders();
+            RequestIds.wellFormed(headers == null ? null : headers.get(RequestIds.MESSAGE_HEADER))
+                    .ifPresent(RequestIds::enter);
             try (Scope ignored = Tracing.makeCurrent(span)) {
                 work(span);
             } finally {
+                RequestIds.leave();
                 span.end();
                 inFlight.decrementAndGet();
                 quietSince = System.nanoTime();
