@@ -367,7 +367,7 @@ class BulkActionTest extends ApiTestSupport {
     }
 
     private Response execute(String action, String body) {
-        return as(otto).contentType(ContentType.JSON).body(body).post("/admin/bulk/" + action);
+        return as(otto).contentType(ContentType.JSON).body(body).post("/admin/bulk/" + action + "/run");
     }
 
     private String aliceJob(String key) {

@@ -312,7 +312,7 @@ public final class JobApiClient {
     }
 
     /**
-     * Executes a bulk action with its dry run's filter and token (POST /admin/bulk/{action}); the
+     * Executes a bulk action with its dry run's filter and token (POST /admin/bulk/{action}/run); the
      * answer is its progress. Not retried after sending: a second execution is refused or acts twice.
      */
     public JsonNode bulkExecute(String action, JsonNode filter, String token, String reason) {
@@ -323,7 +323,7 @@ public final class JobApiClient {
             body.put("reason", reason);
         }
         return read(
-                send(new Call("POST", "/admin/bulk/" + action, bytes(body), null, Safety.ONCE, Map.of())),
+                send(new Call("POST", "/admin/bulk/" + action + "/run", bytes(body), null, Safety.ONCE, Map.of())),
                 JsonNode.class);
     }
 

@@ -131,7 +131,7 @@ public class BulkResource {
                                             value =
                                                     "{\"filter\":{\"provider\":\"fake-b\"},\"token\":\"eyJ...\",\"reason\":\"fake-b back\"}")))
     @POST
-    @Path("{action}")
+    @Path("{action}/run")
     @Consumes(MediaType.APPLICATION_JSON)
     public Response execute(@Parameter(description = ACTIONS) @PathParam("action") String action, byte[] body) {
         BulkAction parsed = BulkAction.ofWire(action);
