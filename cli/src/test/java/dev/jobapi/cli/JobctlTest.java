@@ -324,7 +324,9 @@ class JobctlTest {
         assertThat(requests.get(0))
                 .startsWith("POST /admin/bulk/dlq-replay/dry-run")
                 .contains("fake-b");
-        assertThat(requests.get(1)).startsWith("POST /admin/bulk/dlq-replay/run ").contains("the-token", "fake-b");
+        assertThat(requests.get(1))
+                .startsWith("POST /admin/bulk/dlq-replay/run ")
+                .contains("the-token", "fake-b");
         assertThat(requests.get(2)).startsWith("GET /admin/bulk/7");
     }
 
