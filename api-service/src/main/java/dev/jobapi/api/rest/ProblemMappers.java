@@ -6,6 +6,7 @@ import dev.jobapi.api.problem.Problems;
 import dev.jobapi.api.security.TokenRefusedException;
 import dev.jobapi.api.service.ApiMetrics;
 import dev.jobapi.common.database.DatabaseAway;
+import dev.jobapi.common.database.WriteConflict;
 import io.quarkus.security.AuthenticationFailedException;
 import io.quarkus.security.ForbiddenException;
 import io.quarkus.security.UnauthorizedException;
@@ -105,12 +106,15 @@ public class ProblemMappers {
 
     @ServerExceptionMapper
     public Response unexpected(Throwable e) {
-        if (DatabaseAway.isCause(e)) {
-            // No connection within the acquisition timeout (every one taken), or the database away
-            // (a failover, a restart): not a fault of the request. Shed it with a 503 the client
-            // may retry with the same Idempotency-Key, and count it for the operators.
+        if (DatabaseAway.isCause(e) || WriteConflict.isCause(e)) {
+            // No connection within the acquisition timeout (every one taken), the database away (a
+            // failover, a restart), or a concurrent transaction that won past every rerun: not a
+            // fault of the request. Shed it with a 503 the client may retry with the same
+            // Idempotency-Key, and count it for the operators.
             metrics.requestShed();
-            LOG.warnf("The database was busy or away; answered 503 server-busy: %s", e.toString());
+            LOG.warnf(
+                    "The database was busy or away, or a concurrent change won; answered 503 server-busy: %s",
+                    e.toString());
             return problems.response(
                     Problem.SERVER_BUSY,
                     "The database is busy or failing over; retry after " + Problem.RETRY_AFTER_SECONDS

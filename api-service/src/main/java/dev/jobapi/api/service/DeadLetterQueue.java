@@ -2,6 +2,7 @@ package dev.jobapi.api.service;
 
 import dev.jobapi.api.deadletter.DeadLetters;
 import dev.jobapi.common.audit.AuditTrail;
+import dev.jobapi.common.database.WriteConflict;
 import dev.jobapi.common.message.OutboxWritten;
 import dev.jobapi.common.tracing.TraceParent;
 import dev.jobapi.common.tracing.Tracing;
@@ -22,7 +23,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
+import java.util.function.Supplier;
 import org.hibernate.Session;
+import org.jboss.logging.Logger;
 
 /**
  * The dead letters for operators (docs/design.md, rule 13): rows the api's dead-letter mover made
@@ -44,6 +47,11 @@ public class DeadLetterQueue {
 
     /** Ids and rows a bulk action's answer names; its counts are complete. */
     public static final int ANSWER_IDS = 100;
+
+    /** Runs of one batch's transaction before a conflict with a concurrent one is thrown to the caller. */
+    private static final int BATCH_RUNS = 5;
+
+    private static final Logger LOG = Logger.getLogger(DeadLetterQueue.class);
 
     /** Dead letters a dry run shows. */
     public static final int SAMPLE = 10;
@@ -210,30 +218,56 @@ public class DeadLetterQueue {
         TraceParent trace = tracing.current();
         while (true) {
             long from = after;
-            Long last = QuarkusTransaction.requiringNew()
+            Walked walked = walkOneBatch(() -> QuarkusTransaction.requiringNew()
                     .call(() -> work(connection -> {
                         List<Candidate> batch = batch(connection, selection, from);
                         if (batch.isEmpty()) {
                             return null;
                         }
+                        long last = batch.get(batch.size() - 1).id();
                         if (dryRun) {
+                            // Reads only: nothing to conflict with, so this batch never runs twice.
                             preview(connection, batch, tally, replay);
-                        } else {
-                            tally.notReplayable += replay ? notReplayable(batch) : 0;
-                            Settled settled =
-                                    settle(connection, batch, replay, operator, reason, trace, selection.describe());
-                            settled.replayed().forEach(tally::replayed);
-                            settled.skipped().forEach(tally::skipped);
-                            settled.discarded().forEach(tally::discarded);
+                            return new Walked(last, null, 0);
                         }
-                        return batch.get(batch.size() - 1).id();
-                    }));
-            if (last == null) {
+                        Settled settled =
+                                settle(connection, batch, replay, operator, reason, trace, selection.describe());
+                        return new Walked(last, settled, replay ? notReplayable(batch) : 0);
+                    })));
+            if (walked == null) {
                 break;
             }
-            after = last;
+            // Counted only once the batch committed: a batch run again after a conflict counts once.
+            if (walked.settled() != null) {
+                tally.notReplayable += walked.notReplayable();
+                walked.settled().replayed().forEach(tally::replayed);
+                walked.settled().skipped().forEach(tally::skipped);
+                walked.settled().discarded().forEach(tally::discarded);
+            }
+            after = walked.last();
         }
         return tally.result();
+    }
+
+    /** One batch's outcome: the last id it looked at and, unless a dry run, what it settled. */
+    private record Walked(long last, Settled settled, int notReplayable) {}
+
+    /**
+     * Runs one batch's transaction, again when it lost to a concurrent one (a deadlock PostgreSQL
+     * broke on this side, a serialization failure): the batch settles only rows still pending, so
+     * running it again settles what the other left.
+     */
+    private static Walked walkOneBatch(Supplier<Walked> batch) {
+        for (int run = 1; ; run++) {
+            try {
+                return batch.get();
+            } catch (RuntimeException e) {
+                if (!WriteConflict.isCause(e) || run == BATCH_RUNS) {
+                    throw e;
+                }
+                LOG.debugf("A dead-letter batch met a concurrent change; running it again (%s)", e.toString());
+            }
+        }
     }
 
     private List<Candidate> batch(Connection connection, Selection selection, long after) throws SQLException {
@@ -410,9 +444,14 @@ public class DeadLetterQueue {
         if (ids.isEmpty()) {
             return settled;
         }
+        // Locks in id order before updating: two calls settling overlapping rows then wait for each
+        // other instead of each holding a row the other needs (an UPDATE by an id list locks in
+        // whatever order its plan visits the rows, and two connections' plans may differ).
         try (PreparedStatement update = connection.prepareStatement(
-                "UPDATE dead_letter SET settlement = ?, settled_at = ?, settled_by = ?, settle_reason = ?"
-                        + " WHERE id = ANY(?) AND settlement IS NULL RETURNING id")) {
+                "UPDATE dead_letter d SET settlement = ?, settled_at = ?, settled_by = ?, settle_reason = ?"
+                        + " FROM (SELECT id FROM dead_letter WHERE id = ANY(?) AND settlement IS NULL"
+                        + " ORDER BY id FOR UPDATE) locked"
+                        + " WHERE d.id = locked.id AND d.settlement IS NULL RETURNING d.id")) {
             update.setString(1, settlement);
             update.setTimestamp(2, Timestamp.from(clock.instant()));
             update.setString(3, operator);

@@ -2,13 +2,12 @@ package dev.jobapi.worker.service;
 
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.database.DatabaseAway;
+import dev.jobapi.common.database.WriteConflict;
 import dev.jobapi.common.job.Job;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.LockModeType;
-import jakarta.persistence.OptimisticLockException;
-import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,7 +16,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.hibernate.StaleStateException;
 import org.jboss.logging.Logger;
 
 /**
@@ -166,7 +164,7 @@ public class AttemptSteps {
                 afterCommit.forEach(Runnable::run);
                 return result;
             } catch (RuntimeException e) {
-                if (isWriteConflict(e) && conflicts++ < RUNS) {
+                if (WriteConflict.isCause(e) && conflicts++ < RUNS) {
                     LOG.debugf("Step on attempt %s met a concurrent change; running it again", attemptId);
                 } else if (!committing.get()
                         && DatabaseAway.isCause(e)
@@ -201,22 +199,5 @@ public class AttemptSteps {
             return null;
         }
         return new Loaded(em, (Attempt) rows.get(0)[0], (Job) rows.get(0)[1], clock.instant());
-    }
-
-    /**
-     * A version check that failed, or PostgreSQL's serialization failure or deadlock: the other
-     * transaction won, and running this step again decides on what it committed.
-     */
-    static boolean isWriteConflict(Throwable failure) {
-        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-            if (cause instanceof OptimisticLockException || cause instanceof StaleStateException) {
-                return true;
-            }
-            if (cause instanceof SQLException sql
-                    && ("40001".equals(sql.getSQLState()) || "40P01".equals(sql.getSQLState()))) {
-                return true;
-            }
-        }
-        return false;
     }
 }
