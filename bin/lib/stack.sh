@@ -173,7 +173,8 @@ mq_fresh_vhost() {
 
 # ---------------------------------------------------------------- processes ---
 
-pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+# A zombie (ended, not yet reaped by the shell that started it) is gone too.
+pid_gone() { ! kill -0 "$1" 2>/dev/null || [[ "$(ps -o stat= -p "$1" 2>/dev/null)" == Z* ]]; }
 
 pid_runs_jar() {
   local pid=$1 jar=$2 args
@@ -217,13 +218,16 @@ spawn_jvm() {
     fi
   done
   (cd "$dir" && exec env "${envs[@]}" nohup java "${args[@]}") >>"$log" 2>&1 </dev/null &
-  local pid=$! i
-  # Return once the child runs java: until then it is a copy of this shell, which pid_runs_jar
-  # cannot tell from a dead service, and a supervisor asking at once would start a second one
-  # (the 10-minute soak at load 40 did, and the second found the port taken).
-  for ((i = 0; i < 200; i++)); do
-    [[ -r "/proc/$pid/cmdline" ]] || break
-    [[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" == java\ * ]] && break
+  local pid=$! deadline=$((SECONDS + 120))
+  # Return once the child runs java, or has ended: until then it is a copy of this shell, which
+  # pid_runs_jar cannot tell from a dead service, and a supervisor asking at once starts a second
+  # one. A fixed number of polls was not enough: the soak at load 40 outwaited 10 s, started a
+  # second api-1 beside the first, and the loser of the port left the pid file naming a dead one.
+  until pid_gone "$pid" || [[ "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" == java\ * ]]; do
+    if ((SECONDS >= deadline)); then
+      echo "spawn_jvm: pid $pid did not start java within 120 s" >&2
+      break
+    fi
     sleep 0.05
   done
   echo "$pid" >"$pidfile"
