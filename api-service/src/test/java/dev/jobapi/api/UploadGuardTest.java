@@ -4,14 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.jobapi.api.contract.OutsideTheContract;
 import dev.jobapi.api.security.CallbackSignatures;
+import io.agroal.api.AgroalDataSource;
 import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import jakarta.inject.Inject;
 import java.io.IOException;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
@@ -28,6 +35,9 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 @OutsideTheContract("slow and refused uploads on raw connections are the point of this class")
 class UploadGuardTest extends ApiTestSupport {
+
+    @Inject
+    AgroalDataSource pool;
 
     private final List<Socket> open = new ArrayList<>();
 
@@ -82,6 +92,27 @@ class UploadGuardTest extends ApiTestSupport {
     /** A signature header that passes everything checkable without the body (its HMAC is zeros). */
     private static String plausibleSignature() {
         return CallbackSignatures.HEADER + ": t=" + Instant.now().getEpochSecond() + ",v1=" + "00".repeat(32) + "\r\n";
+    }
+
+    @Test
+    void anEndpointSlowerThanTheBodyDeadlineAfterTheWholeBodyArrivedAnswersItsOwnStatus() throws Exception {
+        // The job table locked against inserts holds POST /jobs in the database, its body long read,
+        // past the 3 s body deadline; released, the endpoint answers for itself.
+        CompletableFuture<Response> created;
+        try (Connection db = pool.getConnection()) {
+            db.setAutoCommit(false);
+            try (Statement lock = db.createStatement()) {
+                lock.execute("LOCK TABLE job IN SHARE ROW EXCLUSIVE MODE");
+            }
+            created = CompletableFuture.supplyAsync(() -> createJob(Tokens.user("alice"), "slow-endpoint", JOB_BODY));
+            Thread.sleep(4_500);
+            assertThat(created).isNotDone();
+            db.commit();
+        }
+        Response answer = created.get(30, TimeUnit.SECONDS);
+        assertThat(answer.statusCode()).as(answer.asString()).isEqualTo(201);
+        assertThat(count("SELECT count(*) FROM job WHERE idempotency_key = 'slow-endpoint'"))
+                .isEqualTo(1);
     }
 
     @Test
