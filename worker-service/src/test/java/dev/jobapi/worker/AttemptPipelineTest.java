@@ -70,6 +70,34 @@ class AttemptPipelineTest extends WorkerTestSupport {
                 .isEqualTo(request.usage().promptTokens());
     }
 
+    /**
+     * Rule 4 when the step that records an answer cannot commit at all (here a trigger refuses the
+     * apply reservation the same step writes; neither a conflict nor the database away, so the step
+     * is not run again): the answer paid for is stored alone at once, generation and reported
+     * usage, and never asked of the provider again, neither by a resend nor by a lookup.
+     */
+    @Test
+    void aPaidAnswerWhoseRecordStepCannotCommitIsStoredAloneWithoutAskingTheProviderAgain() {
+        execute("CREATE OR REPLACE FUNCTION test_refuse_reservation() RETURNS trigger LANGUAGE plpgsql AS"
+                + " $$ BEGIN RAISE EXCEPTION 'apply reservation refused by the test'; END $$");
+        execute("CREATE TRIGGER test_refuse_reservation BEFORE INSERT ON applied_patch"
+                + " FOR EACH ROW EXECUTE FUNCTION test_refuse_reservation()");
+        try {
+            UUID job = aJob("record step refused");
+            UUID attempt = aStartingAttempt(job, "fake-a");
+            publish(attempt, job);
+            await().atMost(PATIENCE)
+                    .until(() -> count("SELECT count(*) FROM generation WHERE attempt_id = '" + attempt + "'") == 1);
+            assertThat(count("SELECT count(*) FROM usage_record WHERE attempt_id = '" + attempt
+                            + "' AND source = 'provider_reported'"))
+                    .isEqualTo(1);
+            assertThat(requestsMatching("record step refused")).hasSize(1);
+            assertThat(fake().lookups()).noneMatch(lookup -> attempt.toString().equals(lookup.attemptId()));
+        } finally {
+            execute("DROP TRIGGER test_refuse_reservation ON applied_patch");
+        }
+    }
+
     @Test
     void timeoutAfterTheProviderReceivedTheRequestMakesTheAttemptUnknownNotFailed() {
         fake().addScript(Script.of("slow provider", Step.delayed(4_000)));

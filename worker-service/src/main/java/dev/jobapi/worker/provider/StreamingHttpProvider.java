@@ -7,10 +7,8 @@ import dev.jobapi.worker.config.WorkerConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
@@ -26,7 +24,6 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import javax.net.ssl.SSLHandshakeException;
 import org.jboss.logging.Logger;
 
 /**
@@ -134,16 +131,15 @@ abstract class StreamingHttpProvider implements ModelProvider {
             HttpResponse<InputStream> response;
             try {
                 response = http.send(httpRequest, HttpResponse.BodyHandlers.ofInputStream());
-            } catch (ConnectException | HttpConnectTimeoutException | SSLHandshakeException e) {
-                lastRefusal = "not sent: " + e;
-                LOG.debugf("Attempt %s send %d to %s not sent: %s", request.attemptId(), send, name, e);
-                continue;
             } catch (IOException e) {
-                if (e.getCause() instanceof UnresolvedAddressException) {
-                    lastRefusal = "not sent: cannot resolve the provider's host";
+                if (SendVerdict.ofSendFailure(e).sendAgain()) {
+                    lastRefusal = e.getCause() instanceof UnresolvedAddressException
+                            ? "not sent: cannot resolve the provider's host"
+                            : "not sent: " + e;
+                    LOG.debugf("Attempt %s send %d to %s %s", request.attemptId(), send, name, lastRefusal);
                     continue;
                 }
-                // HttpTimeoutException and resets: the request left us; the provider may be working on it.
+                // A read timeout or a reset: the request left us; the provider may be working on it.
                 String what = e instanceof HttpTimeoutException ? "no answer within the read timeout" : e.toString();
                 return new ProviderOutcome.Unknown(null, "sent, then " + what);
             } catch (InterruptedException e) {
@@ -153,26 +149,26 @@ abstract class StreamingHttpProvider implements ModelProvider {
             sent = true;
             String remoteId = response.headers().firstValue(requestIdHeader()).orElse(null);
             int status = response.statusCode();
-            if (status == 200) {
+            if (SendVerdict.ofStatus(status, true) == SendVerdict.ANSWERING) {
                 return readStream(response.body(), new StreamedAnswer(remoteId), bodyBound(deadline));
             }
             Bound bound = bodyBound(deadline);
             Optional<String> message = errorMessage(response.body(), bound);
-            if (message.isEmpty()) {
-                // A status line followed by a body that never comes: the provider is in no state we can
-                // read, so nothing says it did not take the request. Never resent.
-                return new ProviderOutcome.Unknown(
-                        remoteId,
-                        "sent, then the body of its " + status + " answer stalled past " + bound.limit().words);
+            switch (SendVerdict.ofStatus(status, message.isPresent())) {
+                case SENT_UNKNOWN -> {
+                    return new ProviderOutcome.Unknown(
+                            remoteId,
+                            "sent, then the body of its " + status + " answer stalled past " + bound.limit().words);
+                }
+                case DECLINED -> {
+                    lastRefusal = "provider answered " + status + ": " + message.orElseThrow();
+                    LOG.debugf("Attempt %s send %d to %s: %s", request.attemptId(), send, name, lastRefusal);
+                }
+                default -> {
+                    return new ProviderOutcome.Failed(
+                            remoteId, "provider refused with " + status + ": " + message.orElseThrow(), null, false);
+                }
             }
-            // 429 and every 5xx (Anthropic's 529 "overloaded" too) say the request was not taken.
-            if (status == 429 || status >= 500) {
-                lastRefusal = "provider answered " + status + ": " + message.get();
-                LOG.debugf("Attempt %s send %d to %s: %s", request.attemptId(), send, name, lastRefusal);
-                continue;
-            }
-            return new ProviderOutcome.Failed(
-                    remoteId, "provider refused with " + status + ": " + message.get(), null, false);
         }
         return stopped(sent, deadline, lastRefusal + " (after " + maxSends + " sends)");
     }
