@@ -361,7 +361,7 @@ pgc_wait_streaming() { wait_for "$2" pgc_streaming "$1"; }
 # soak's role and database on the primary.
 pgc_up() {
   local p
-  PG_VERSION=$(pg_version)
+  PG_VERSION=$(pg_server_version)
   [[ -n "$PG_VERSION" ]] || die "no PostgreSQL server binaries under /usr/lib/postgresql"
   pgc_down
   for p in "$PGC_PORT_A" "$PGC_PORT_B"; do
@@ -404,7 +404,7 @@ CONF
 # Both servers stopped (a stopped one resumed first; SIGKILL by pid if pg_ctl cannot), the files removed.
 pgc_down() {
   local n
-  [[ -n "$PG_VERSION" ]] || PG_VERSION=$(pg_version)
+  [[ -n "$PG_VERSION" ]] || PG_VERSION=$(pg_server_version)
   for n in a b; do
     pgc_pid "$n" >/dev/null || continue
     pgc_signal CONT "$n" >/dev/null || true

@@ -171,6 +171,17 @@ mq_fresh_vhost() {
   mqctl -q set_permissions -p "$vhost" "$user" ".*" ".*" ".*" >/dev/null
 }
 
+# ------------------------------------------------------------- PostgreSQL ---
+
+# The newest PostgreSQL server installed (a version under /usr/lib/postgresql with bin/postgres),
+# or nothing: what a private cluster (the soaks', the benchmark's) is created with.
+pg_server_version() {
+  local d
+  for d in /usr/lib/postgresql/*/bin/postgres; do
+    [[ -x "$d" ]] && basename "$(dirname "$(dirname "$d")")"
+  done | sort -V | tail -n 1
+}
+
 # ---------------------------------------------------------------- processes ---
 
 # A zombie (ended, not yet reaped by the shell that started it) is gone too.
