@@ -178,7 +178,11 @@ class Ctl {
         for (String line : run("jdbc-threads").split("\n")) {
             String[] words = line.strip().split("\\s+", 3);
             if (words.length >= 2 && words[1].matches("\\d+")) {
-                threads.put(words[0], words.length == 3 ? Set.of(words[2].split("\\|")) : Set.of());
+                // Two threads may share a name (pgjdbc's "PostgreSQL JDBC driver connection thread"):
+                // a set of names, not Set.of, which throws on a repeated element.
+                threads.put(
+                        words[0],
+                        words.length == 3 ? new java.util.TreeSet<>(List.of(words[2].split("\\|"))) : Set.of());
             }
         }
         return threads;

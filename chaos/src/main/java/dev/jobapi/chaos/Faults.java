@@ -358,7 +358,6 @@ final class Faults {
         return Integer.parseInt(m.group(1));
     }
 
-    /** A node whose every connection of the soak's vhost is a worker's (at least one), or 0. */
     /**
      * The node to kill for "a node holding worker connections": one holding only workers'
      * connections when there is one; else, since clients spread over the address list at random,
@@ -660,8 +659,16 @@ final class Faults {
                 return killAndRestart(fault.kind(), ctl.leader(Checker.WORK_QUEUE), "leader of " + Checker.WORK_QUEUE);
             }
             case MQ_WORKER_NODE_KILL -> {
+                // One look can find no worker connected (all of them reconnecting after a fault, or a
+                // rabbitmqctl answer cut short on a crowded machine): look again for up to 30 s.
                 Facts.Watch watch = ctl.watch();
                 int node = workerOnlyNode(watch);
+                for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                        node == 0 && System.nanoTime() < until; ) {
+                    Thread.sleep(3_000);
+                    watch = ctl.watch();
+                    node = workerOnlyNode(watch);
+                }
                 if (node == 0) {
                     throw new IllegalStateException(
                             "no node holds a worker's connection (services per node: " + watch.servicesPerNode() + ")");
