@@ -34,7 +34,8 @@ import org.jboss.logging.Logger;
  *
  * <p>Replay and discard walk their selection (ids, or a filter) in batches of {@link #BATCH} in id
  * order, each batch one transaction that settles its rows with a conditional update ({@code WHERE
- * settlement IS NULL}: two concurrent calls never settle a row twice), writes the replays' outbox
+ * settlement IS NULL}: two concurrent calls never settle a row twice; the rows locked in id order,
+ * so two such calls wait for each other and never deadlock), writes the replays' outbox
  * rows (the relay publishes them, confirmed) and the audit record. The next batch starts after the
  * last id, so the cost is linear in the selection. A dry run walks the same batches and changes
  * nothing.
