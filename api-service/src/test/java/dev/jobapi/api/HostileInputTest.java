@@ -106,10 +106,59 @@ class HostileInputTest extends ApiTestSupport {
         };
     }
 
+    /**
+     * Bodies a lenient reader takes and a strict one refuses: right in shape, but with content after
+     * the document, a scalar of another type than the field's, or bytes that are not well-formed UTF-8.
+     */
+    private static byte[] lenientlyReadBody(Random random) {
+        return switch (random.nextInt(6)) {
+            case 0 -> utf8(
+                    JOB_BODY + List.of(" x", "{}", " []", "\n\"y\"", " 1").get(random.nextInt(5)));
+            case 1 -> utf8(List.of(
+                            "{\"input\":{\"prompt\":\"p\"},\"provider\":true}",
+                            "{\"input\":{\"prompt\":\"p\"},\"fallback\":\"fake-b\"}",
+                            "{\"input\":{\"prompt\":\"p\"},\"provider\":12}")
+                    .get(random.nextInt(3)));
+            case 2 -> utf8(List.of(
+                            "{\"enabled\":\"false\",\"reason\":\"r\"}",
+                            "{\"enabled\":0,\"reason\":\"r\"}",
+                            "{\"fail\":\"true\",\"reason\":\"r\"}",
+                            "{\"usage\":{\"promptTokens\":\"12\",\"completionTokens\":1.0},\"reason\":\"r\"}")
+                    .get(random.nextInt(4)));
+            case 3 -> utf8(List.of(
+                            "{\"all\":\"true\"}",
+                            "{\"all\":1}",
+                            "{\"filter\":\"\"}",
+                            "{\"filter\":[]}",
+                            "{\"ids\":\"abc\"}",
+                            "{\"filter\":{\"owner\":12}}")
+                    .get(random.nextInt(6)));
+            case 4 -> {
+                // Overlong '/', an encoded surrogate, a lone continuation byte, a truncated sequence.
+                byte[][] malformed = {
+                    {(byte) 0xC0, (byte) 0xAF},
+                    {(byte) 0xED, (byte) 0xA0, (byte) 0x80},
+                    {(byte) 0x80},
+                    {(byte) 0xE2, (byte) 0x82}
+                };
+                byte[] bad = malformed[random.nextInt(malformed.length)];
+                byte[] head = utf8("{\"input\":{\"prompt\":\"p");
+                byte[] tail = utf8("\"}}");
+                byte[] body = new byte[head.length + bad.length + tail.length];
+                System.arraycopy(head, 0, body, 0, head.length);
+                System.arraycopy(bad, 0, body, head.length, bad.length);
+                System.arraycopy(tail, 0, body, head.length + bad.length, tail.length);
+                yield body;
+            }
+            default -> JOB_BODY.getBytes(random.nextBoolean() ? StandardCharsets.UTF_16 : StandardCharsets.UTF_16LE);
+        };
+    }
+
     /** Bodies that are wrong in every way a client can get a body wrong. */
     private static byte[] hostileBody(Random random) {
         String valid = JOB_BODY;
-        return switch (random.nextInt(13)) {
+        return switch (random.nextInt(15)) {
+            case 13, 14 -> lenientlyReadBody(random);
             case 10, 11, 12 -> hostileValueBody(random);
             case 0 -> utf8(valid.substring(0, random.nextInt(valid.length())));
             case 1 -> utf8("{\"input\":" + "[".repeat(50 + random.nextInt(500)) + "}"); // unbalanced, deep
@@ -280,6 +329,70 @@ class HostileInputTest extends ApiTestSupport {
                 .body("detail", org.hamcrest.Matchers.containsString("'limit'"));
         assertThat(count("SELECT count(*) FROM job")).isEqualTo(1);
         assertThat(count("SELECT count(*) FROM audit_record")).isZero();
+    }
+
+    @Test
+    void aStrictReaderRefusesWhatALenientOneWouldTakeAndWritesNothing() throws Exception {
+        String alice = Tokens.user("alice");
+        String otto = Tokens.of("otto", "operator");
+        String jobId = aliceJobWithFailedFirstAttempt();
+        List<String> accepted = new ArrayList<>();
+        Random random = new Random(SEED);
+        for (int i = 0; i < 200; i++) {
+            byte[] body = lenientlyReadBody(random);
+            Response response =
+                    switch (i % 4) {
+                        case 0 -> as(alice)
+                                .contentType("application/json")
+                                .header("Idempotency-Key", "strict-" + i)
+                                .body(body)
+                                .post("/jobs");
+                        case 1 -> as(otto).contentType("application/json")
+                                .body(body)
+                                .put("/admin/fallback");
+                        case 2 -> as(otto).contentType("application/json")
+                                .body(body)
+                                .post("/admin/dlq/replay");
+                        default -> as(alice)
+                                .contentType("application/json")
+                                .header("Idempotency-Key", "strict-" + i)
+                                .body(body)
+                                .post("/jobs/" + jobId + "/attempts");
+                    };
+            if (response.statusCode() != 400 || !response.contentType().startsWith("application/problem+json")) {
+                accepted.add(preview(body) + " -> " + response.statusCode());
+            }
+        }
+        // A JSON body sent as something else is refused as such, whatever the bytes.
+        for (String type : List.of("text/plain", "application/xml", "application/octet-stream")) {
+            Response response = as(alice)
+                    .contentType(type)
+                    .header("Idempotency-Key", "typed-" + type)
+                    .body(utf8(JOB_BODY))
+                    .post("/jobs");
+            if (response.statusCode() != 415 || !"unsupported-media-type".equals(response.path("code"))) {
+                accepted.add(type + " -> " + response.statusCode());
+            }
+        }
+        // RestAssured always names a type; the JDK client sends none unless told.
+        java.net.http.HttpResponse<String> untyped = java.net.http.HttpClient.newHttpClient()
+                .send(
+                        java.net.http.HttpRequest.newBuilder(java.net.URI.create(io.restassured.RestAssured.baseURI
+                                        + ":" + io.restassured.RestAssured.port + "/jobs"))
+                                .header("Authorization", "Bearer " + alice)
+                                .header("Idempotency-Key", "untyped")
+                                .POST(java.net.http.HttpRequest.BodyPublishers.ofString(JOB_BODY))
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString());
+        if (untyped.statusCode() != 415) {
+            accepted.add("no Content-Type -> " + untyped.statusCode());
+        }
+
+        assertThat(accepted).isEmpty();
+        assertThat(count("SELECT count(*) FROM job")).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM attempt")).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM audit_record")).isZero();
+        assertThat(count("SELECT count(*) FROM fallback_switch WHERE enabled")).isEqualTo(1);
     }
 
     @Test

@@ -1,12 +1,15 @@
 package dev.jobapi.api;
 
+import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.rabbitmq.client.GetResponse;
+import dev.jobapi.api.contract.OutsideTheContract;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.testing.SpanTree;
 import dev.jobapi.common.tracing.TraceAttributes;
+import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.data.SpanData;
@@ -16,6 +19,7 @@ import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -32,6 +36,13 @@ import org.junit.jupiter.api.Test;
 class TracingTest extends ApiTestSupport {
 
     private static final Duration PATIENCE = Duration.ofSeconds(10);
+
+    /** A caller's trace that our spans join only when the caller is known. */
+    private static final String SUPPLIED_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+
+    private static final String SUPPLIED_SPAN = "00f067aa0ba902b7";
+
+    private static final AttributeKey<String> URL_PATH = AttributeKey.stringKey("url.path");
 
     @Inject
     InMemorySpanExporter spans;
@@ -76,6 +87,54 @@ class TracingTest extends ApiTestSupport {
         System.out.println(SpanTree.render(spans.getFinishedSpanItems().stream()
                 .filter(span -> span.getTraceId().equals(post.getTraceId()))
                 .toList()));
+    }
+
+    @Test
+    @OutsideTheContract("requests without a valid token, which the document answers 401")
+    void aTraceparentIsTakenOnlyFromACallerWhoseTokenIsOurs() throws Exception {
+        String[][] strangers = {
+            {"no token", null},
+            {"a token of another key", Tokens.signedWithAnotherKey("mallory")},
+            {"an expired token", Tokens.expired("mallory")},
+            {"a token breaking a claim rule", Tokens.issuedInTheFuture("mallory")}
+        };
+        for (String[] stranger : strangers) {
+            String path = "/jobs/" + UUID.randomUUID();
+            SpanData server = serverSpanOf(path, stranger[1]);
+            assertThat(server.getTraceId())
+                    .as("%s: a trace of our own", stranger[0])
+                    .isNotEqualTo(SUPPLIED_TRACE);
+            assertThat(server.getParentSpanContext().isValid())
+                    .as("%s: no parent", stranger[0])
+                    .isFalse();
+        }
+        SpanData callback = serverSpanOf("/callbacks/fake-" + UUID.randomUUID(), null);
+        assertThat(callback.getTraceId()).as("a callback: a trace of our own").isNotEqualTo(SUPPLIED_TRACE);
+
+        SpanData known = serverSpanOf("/jobs/" + UUID.randomUUID(), Tokens.user("alice"));
+        assertThat(known.getTraceId()).as("our user's trace goes on").isEqualTo(SUPPLIED_TRACE);
+        assertThat(known.getParentSpanId()).isEqualTo(SUPPLIED_SPAN);
+    }
+
+    /** The server span of one request to {@code path} that carried the supplied {@code traceparent}. */
+    private SpanData serverSpanOf(String path, String token) {
+        var request = given().header("traceparent", "00-" + SUPPLIED_TRACE + "-" + SUPPLIED_SPAN + "-01");
+        if (token != null) {
+            request = request.auth().oauth2(token);
+        }
+        if (path.startsWith("/callbacks/")) {
+            request.contentType("application/json").body("{}").post(path);
+        } else {
+            request.get(path);
+        }
+        return await().atMost(PATIENCE)
+                .until(
+                        () -> spans.getFinishedSpanItems().stream()
+                                .filter(span -> span.getKind() == SpanKind.SERVER)
+                                .filter(span -> path.equals(span.getAttributes().get(URL_PATH)))
+                                .findFirst()
+                                .orElse(null),
+                        found -> found != null);
     }
 
     private SpanData span(String name) {

@@ -33,7 +33,9 @@ class TrustedProxyTest extends ApiTestSupport {
         public Map<String, String> getConfigOverrides() {
             return Map.of(
                     "jobapi.intake.trusted-proxies", "10.0.0.0/8,127.0.0.1",
-                    "jobapi.intake.max-uploads-per-client", "4");
+                    "jobapi.intake.max-uploads-per-client", "4",
+                    // Long enough that the slow uploads are held whenever the probe runs.
+                    "jobapi.intake.body-timeout", "60s");
         }
     }
 
@@ -71,7 +73,7 @@ class TrustedProxyTest extends ApiTestSupport {
             }
             // 203.0.113.7 is at its bound: the right-most address no trusted proxy wrote.
             Awaitility.await()
-                    .atMost(Duration.ofSeconds(2))
+                    .atMost(Duration.ofSeconds(30))
                     .until(() -> post(alice, "same-client", "203.0.113.7").statusCode() == 429);
             // Another client behind the same proxies is served.
             post(alice, "other-client", "203.0.113.8, 10.9.9.9").then().statusCode(201);

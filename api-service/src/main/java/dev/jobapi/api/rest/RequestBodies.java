@@ -7,13 +7,22 @@ import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.cfg.CoercionAction;
+import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
+import com.fasterxml.jackson.databind.cfg.MutableCoercionConfig;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import com.fasterxml.jackson.databind.type.LogicalType;
 import dev.jobapi.api.config.JobApiConfig;
 import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.common.digest.CanonicalJson;
+import io.quarkus.vertx.http.runtime.CurrentVertxRequest;
+import io.vertx.core.http.HttpHeaders;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -30,15 +39,26 @@ public class RequestBodies {
 
     private final ObjectMapper mapper;
     private final JobApiConfig config;
+    private final CurrentVertxRequest current;
 
-    RequestBodies(ObjectMapper mapper, JobApiConfig config) {
+    RequestBodies(ObjectMapper mapper, JobApiConfig config, CurrentVertxRequest current) {
         this.config = config;
+        this.current = current;
         // Numbers are kept exactly as sent, so a number a double would round is seen and refused;
         // a repeated member name is refused rather than silently keeping the last value.
+        // Nothing after the document, and no value read as another type: a string is no number or
+        // boolean, a number no string or enum, an empty string or array no object. A lenient reader
+        // once took an operator's mistyped bulk request for "every dead letter".
         this.mapper = mapper.copy()
                 .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true)
                 .configure(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS, true)
+                .configure(DeserializationFeature.FAIL_ON_TRAILING_TOKENS, true)
+                .configure(DeserializationFeature.FAIL_ON_NUMBERS_FOR_ENUMS, true)
+                .configure(DeserializationFeature.ACCEPT_SINGLE_VALUE_AS_ARRAY, false)
+                .configure(DeserializationFeature.ACCEPT_EMPTY_STRING_AS_NULL_OBJECT, false)
+                .configure(DeserializationFeature.ACCEPT_EMPTY_ARRAY_AS_NULL_OBJECT, false)
                 .configure(JsonParser.Feature.STRICT_DUPLICATE_DETECTION, true);
+        refuseCoercions(this.mapper);
         this.mapper
                 .getFactory()
                 .setStreamReadConstraints(StreamReadConstraints.builder()
@@ -46,7 +66,47 @@ public class RequestBodies {
                         .build());
     }
 
-    /** The body as a JSON tree; the canonical digest is computed from this tree. */
+    /** Every scalar shape to every other scalar type, and empty values to objects: refused. */
+    private static void refuseCoercions(ObjectMapper mapper) {
+        for (LogicalType type : LogicalType.values()) {
+            MutableCoercionConfig coercions = mapper.coercionConfigFor(type);
+            for (CoercionInputShape shape : new CoercionInputShape[] {
+                CoercionInputShape.Integer,
+                CoercionInputShape.Float,
+                CoercionInputShape.Boolean,
+                CoercionInputShape.String,
+                CoercionInputShape.EmptyString,
+                CoercionInputShape.EmptyArray,
+                CoercionInputShape.EmptyObject
+            }) {
+                if (!isNative(type, shape)) {
+                    coercions.setCoercion(shape, CoercionAction.Fail);
+                }
+            }
+        }
+    }
+
+    /** Whether {@code shape} is how JSON writes a {@code type} in the first place (no coercion). */
+    private static boolean isNative(LogicalType type, CoercionInputShape shape) {
+        return switch (shape) {
+            case Integer -> type == LogicalType.Integer || type == LogicalType.Float;
+            case Float -> type == LogicalType.Float;
+            case Boolean -> type == LogicalType.Boolean;
+            case String, EmptyString -> type == LogicalType.Textual
+                    || type == LogicalType.DateTime
+                    || type == LogicalType.Enum
+                    || type == LogicalType.OtherScalar;
+            case EmptyArray -> type == LogicalType.Array || type == LogicalType.Collection;
+            case EmptyObject -> type == LogicalType.POJO || type == LogicalType.Map || type == LogicalType.Untyped;
+            default -> true;
+        };
+    }
+
+    /**
+     * The body as a JSON tree; the canonical digest is computed from this tree. The bytes must be
+     * UTF-8 (RFC 8259 section 8.1): they are decoded strictly first, so a malformed sequence, an
+     * overlong form or an encoded surrogate is a 400, and no other encoding is guessed from them.
+     */
     public JsonNode tree(byte[] body) {
         if (body.length > config.intake().maxBodyBytes()) {
             throw tooLarge();
@@ -54,8 +114,24 @@ public class RequestBodies {
         if (body.length == 0) {
             throw new ProblemException(Problem.INVALID_REQUEST, "The request body is empty; send a JSON object.");
         }
+        // A body without a type matches any @Consumes; the contract says JSON, so say it.
+        if (current.getCurrent().request().getHeader(HttpHeaders.CONTENT_TYPE) == null) {
+            throw new ProblemException(
+                    Problem.UNSUPPORTED_MEDIA_TYPE, "Send Content-Type: application/json with a JSON body.");
+        }
+        String text;
         try {
-            JsonNode node = mapper.readTree(body);
+            text = StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(body))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw new ProblemException(Problem.INVALID_REQUEST, "The body is not well-formed UTF-8.");
+        }
+        try {
+            JsonNode node = mapper.readTree(text);
             if (node == null || !node.isObject()) {
                 throw new ProblemException(Problem.INVALID_REQUEST, "The request body must be a JSON object.");
             }
@@ -68,8 +144,8 @@ public class RequestBodies {
                             + config.intake().maxNestingDepth()
                             + " levels of nesting, numbers of at most 1000 digits): " + e.getOriginalMessage());
         } catch (JsonProcessingException e) {
-            // The parser itself refuses a lone surrogate in a member name or as raw bytes; only an
-            // escaped one in a string value reaches checkValues. Both are the same I-JSON rule.
+            // Raw surrogate bytes fail the strict decode above; an escaped lone surrogate, in a name or
+            // a value, reaches checkValues. A parser's own word on one is the same I-JSON rule.
             Problem problem =
                     e.getOriginalMessage().contains("surrogate") ? Problem.NOT_I_JSON : Problem.INVALID_REQUEST;
             throw new ProblemException(problem, "Malformed JSON: " + e.getOriginalMessage());
@@ -116,6 +192,13 @@ public class RequestBodies {
                 Map.Entry<String, JsonNode> field = fields.next();
                 if (field.getKey().indexOf('\0') >= 0) {
                     throw new ProblemException(Problem.INVALID_REQUEST, "Names must not contain NUL (\\u0000).");
+                }
+                if (CanonicalJson.hasLoneSurrogate(field.getKey())) {
+                    throw new ProblemException(
+                            Problem.NOT_I_JSON,
+                            "A member name in '" + abbreviated(next.pointer()) + "' holds a UTF-16 surrogate"
+                                    + " without its partner (one of \\ud800-\\udfff alone), which no UTF-8 text"
+                                    + " can carry.");
                 }
                 pending.push(new Located(next, escapedPointerToken(field.getKey()), field.getValue()));
             }

@@ -7,12 +7,12 @@ import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemDetails;
 import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.problem.Problems;
+import dev.jobapi.api.security.BearerTokens;
 import dev.jobapi.api.security.CachingJwtParser;
 import dev.jobapi.api.security.CallbackSignatures;
 import dev.jobapi.api.security.TokenRefusedException;
 import dev.jobapi.api.security.TokenRules;
 import io.quarkus.vertx.http.runtime.filters.Filters;
-import io.smallrye.jwt.auth.principal.JWTParser;
 import io.smallrye.jwt.auth.principal.ParseException;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpClosedException;
@@ -74,8 +74,7 @@ public class UploadGuard {
     private final JobApiConfig.Intake config;
     private final JobApiConfig.Callbacks callbacks;
     private final CallbackSignatures signatures;
-    private final JWTParser tokens;
-    private final TokenRules tokenRules;
+    private final BearerTokens tokens;
     private final ClientAddresses clients;
     private final ObjectMapper mapper;
     private final Problems problems;
@@ -88,8 +87,7 @@ public class UploadGuard {
     UploadGuard(
             JobApiConfig config,
             CallbackSignatures signatures,
-            JWTParser tokens,
-            TokenRules tokenRules,
+            BearerTokens tokens,
             ObjectMapper mapper,
             Problems problems,
             Vertx vertx) {
@@ -97,7 +95,6 @@ public class UploadGuard {
         this.callbacks = config.callbacks();
         this.signatures = signatures;
         this.tokens = tokens;
-        this.tokenRules = tokenRules;
         this.clients = new ClientAddresses(this.config.trustedProxies().orElse(List.of()));
         this.mapper = mapper;
         this.problems = problems;
@@ -327,16 +324,14 @@ public class UploadGuard {
             signatures.precheck(path.substring(CALLBACKS.length()), request.getHeader(CallbackSignatures.HEADER));
             return;
         }
-        String authorization = request.getHeader(HttpHeaders.AUTHORIZATION);
-        if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+        Optional<String> token = BearerTokens.of(request.getHeader(HttpHeaders.AUTHORIZATION));
+        if (token.isEmpty()) {
             throw new ProblemException(
                     Problem.UNAUTHENTICATED,
                     "Send Authorization: Bearer <token>; a body is read only from a caller with one.");
         }
-        String token = authorization.substring(7).trim();
         try {
-            tokens.parse(token);
-            tokenRules.check(token);
+            tokens.verify(token.get());
         } catch (TokenRefusedException refused) {
             throw new ProblemException(Problem.UNAUTHENTICATED, refused.getMessage());
         } catch (ParseException | RuntimeException notOurs) {
