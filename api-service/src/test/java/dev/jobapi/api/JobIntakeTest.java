@@ -12,6 +12,9 @@ import dev.jobapi.common.digest.CanonicalJson;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -45,6 +48,55 @@ class JobIntakeTest extends ApiTestSupport {
                 .body("actions", equalTo(List.of("cancel")));
         assertThat(created.header("Location")).endsWith("/jobs/" + created.path("id"));
         assertThat(count("SELECT count(*) FROM outbox")).isEqualTo(1);
+    }
+
+    /**
+     * Rule 18 at intake: a deadline is an RFC 3339 instant or a time to live, kept with the job and
+     * shown; a retry of the same body is the same job. A deadline that is past, too far, malformed or
+     * given both ways is a 400 and makes no job (below).
+     */
+    @Test
+    void aJobCarriesTheDeadlineItWasGiven() {
+        String ttl = "{\"input\":{\"prompt\":\"soon\"},\"ttlSeconds\":600}";
+        Response created = createJob(alice, "k-ttl", ttl);
+        created.then().statusCode(201).body("deadline", notNullValue()).body("cancelReason", equalTo(null));
+        Instant deadline = Instant.parse(created.path("deadline"));
+        assertThat(Duration.between(Instant.parse(created.path("createdAt")), deadline))
+                .isEqualTo(Duration.ofSeconds(600));
+        createJob(alice, "k-ttl", ttl).then().statusCode(200).body("deadline", equalTo(created.path("deadline")));
+        String at = Instant.now()
+                .plus(Duration.ofDays(1))
+                .truncatedTo(ChronoUnit.SECONDS)
+                .toString();
+        createJob(alice, "k-at", "{\"input\":{\"prompt\":\"by tomorrow\"},\"deadline\":\"" + at + "\"}")
+                .then()
+                .statusCode(201)
+                .body("deadline", equalTo(at));
+    }
+
+    @Test
+    @OutsideTheContract("deadlines the document refuses, to see the api refuse them too")
+    void aDeadlineThatIsPastTooFarMalformedOrGivenTwiceIsRefusedWithoutAJob() {
+        String at = Instant.now()
+                .plus(Duration.ofDays(1))
+                .truncatedTo(ChronoUnit.SECONDS)
+                .toString();
+        List<String> refused = List.of(
+                "\"deadline\":\"2001-01-01T00:00:00Z\"",
+                "\"deadline\":\"" + Instant.now().plus(Duration.ofDays(31)) + "\"",
+                "\"deadline\":\"tomorrow\"",
+                "\"deadline\":\"2030-01-01T00:00:00\"",
+                "\"ttlSeconds\":0",
+                "\"ttlSeconds\":2592001",
+                "\"ttlSeconds\":60,\"deadline\":\"" + at + "\"");
+        for (String field : refused) {
+            createJob(alice, "k-bad-" + refused.indexOf(field), "{\"input\":{\"prompt\":\"x\"}," + field + "}")
+                    .then()
+                    .statusCode(400)
+                    .body("code", equalTo("invalid-request"));
+        }
+        assertThat(count("SELECT count(*) FROM job WHERE idempotency_key LIKE 'k-bad-%'"))
+                .isZero();
     }
 
     /**

@@ -7,6 +7,7 @@ import com.rabbitmq.client.GetResponse;
 import dev.jobapi.api.mapping.JobSummary.InputPreview;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.service.JobIntake;
+import dev.jobapi.api.service.RequestedDeadline;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.testing.TestBroker;
 import io.quarkus.narayana.jta.QuarkusTransaction;
@@ -104,6 +105,7 @@ class OutboxRelayTest extends ApiTestSupport {
                         new InputPreview(null, null, null),
                         "fake-a",
                         List.of(),
+                        RequestedDeadline.NONE,
                         "sha256:x");
                 throw new IllegalStateException("the request failed after intake");
             });

@@ -98,6 +98,34 @@ class AttemptPipelineTest extends WorkerTestSupport {
         }
     }
 
+    /**
+     * Rule 18: no provider call starts at or after a job's deadline. A message delivered past it fails
+     * its attempt without a request, and the job, nothing else open, ends cancelled as expired; a job
+     * whose deadline is still ahead runs as any other.
+     */
+    @Test
+    void aJobPastItsDeadlineIsNeverSentToTheProviderAndEndsCancelledAsExpired() {
+        UUID expired = aJob("deadline passed");
+        execute("UPDATE job SET deadline = now() - interval '1 second' WHERE id = '" + expired + "'");
+        UUID expiredAttempt = aStartingAttempt(expired, "fake-a");
+        UUID ahead = aJob("deadline ahead");
+        execute("UPDATE job SET deadline = now() + interval '1 hour' WHERE id = '" + ahead + "'");
+        UUID aheadAttempt = aStartingAttempt(ahead, "fake-a");
+        publish(expiredAttempt, expired);
+        publish(aheadAttempt, ahead);
+
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(ahead)));
+        await().atMost(PATIENCE).until(() -> "cancelled".equals(jobState(expired)));
+        assertThat(text("SELECT cancel_reason FROM job WHERE id = '" + expired + "'"))
+                .isEqualTo("expired");
+        assertThat(attemptState(expiredAttempt)).isEqualTo("failed");
+        assertThat(text("SELECT reason FROM attempt WHERE id = '" + expiredAttempt + "'"))
+                .contains("deadline")
+                .contains("no request sent");
+        assertThat(requestsMatching("deadline passed")).isEmpty();
+        assertThat(requestsMatching("deadline ahead")).hasSize(1);
+    }
+
     @Test
     void timeoutAfterTheProviderReceivedTheRequestMakesTheAttemptUnknownNotFailed() {
         fake().addScript(Script.of("slow provider", Step.delayed(4_000)));

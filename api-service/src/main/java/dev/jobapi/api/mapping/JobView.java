@@ -24,6 +24,9 @@ public record JobView(
         @Schema(nullable = true) UUID winningAttemptId,
         long version,
         @Schema(nullable = true) String reviewReason,
+        @Schema(nullable = true, description = "No provider call starts for the job from then on") Instant deadline,
+        @Schema(nullable = true, description = "'expired' for a job its deadline ended; null otherwise")
+                String cancelReason,
         Instant createdAt,
         Instant updatedAt,
         List<AttemptView> attempts,

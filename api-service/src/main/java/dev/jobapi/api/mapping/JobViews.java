@@ -98,6 +98,8 @@ public class JobViews {
                     job.winningAttemptId(),
                     job.version(),
                     job.reviewReason(),
+                    job.deadline(),
+                    job.cancelReason(),
                     job.createdAt(),
                     job.updatedAt(),
                     attemptViews,

@@ -18,6 +18,7 @@ import dev.jobapi.api.service.JobIntake;
 import dev.jobapi.api.service.JobQueries;
 import dev.jobapi.api.service.ListTurns;
 import dev.jobapi.api.service.Replayable;
+import dev.jobapi.api.service.RequestedDeadline;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.Generation;
 import dev.jobapi.common.digest.CanonicalJson;
@@ -40,6 +41,9 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Request;
 import jakarta.ws.rs.core.Response;
 import java.net.URI;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
@@ -157,6 +161,7 @@ public class JobResource {
                     JobSummary.InputPreview.of(request.input()),
                     request.provider(),
                     request.fallback() == null ? List.of() : request.fallback(),
+                    deadline(request),
                     digest);
         } catch (ProblemException refused) {
             // A rule that refuses this body now may have let it make its job before (a provider
@@ -173,6 +178,32 @@ public class JobResource {
                 .header(HttpHeaders.LOCATION, "/jobs/" + job.value().id())
                 .entity(job.value())
                 .build();
+    }
+
+    private static RequestedDeadline deadline(JobRequests.CreateJob request) {
+        if (request.deadline() != null && request.ttlSeconds() != null) {
+            throw new ProblemException(Problem.INVALID_REQUEST, "Give 'deadline' or 'ttlSeconds', not both.");
+        }
+        if (request.ttlSeconds() != null) {
+            long seconds = request.ttlSeconds();
+            if (seconds < 1 || seconds > RequestedDeadline.LONGEST.toSeconds()) {
+                throw new ProblemException(
+                        Problem.INVALID_REQUEST,
+                        "'ttlSeconds' must be 1 to " + RequestedDeadline.LONGEST.toSeconds() + ".");
+            }
+            return new RequestedDeadline(null, Duration.ofSeconds(seconds));
+        }
+        if (request.deadline() != null) {
+            try {
+                return new RequestedDeadline(
+                        OffsetDateTime.parse(request.deadline()).toInstant(), null);
+            } catch (DateTimeParseException e) {
+                throw new ProblemException(
+                        Problem.INVALID_REQUEST,
+                        "'deadline' must be an RFC 3339 time with an offset, such as 2026-12-03T18:00:00Z.");
+            }
+        }
+        return RequestedDeadline.NONE;
     }
 
     @Operation(

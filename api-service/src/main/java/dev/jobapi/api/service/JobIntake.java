@@ -24,6 +24,8 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import org.hibernate.query.TypedParameterValue;
+import org.hibernate.type.StandardBasicTypes;
 
 /**
  * Job intake (docs/design.md, rule 1): one job per (owner, Idempotency-Key), however many times and
@@ -92,6 +94,7 @@ public class JobIntake {
      * @param canonicalInput the canonical JSON of the client's {@code input} object
      * @param preview the start of the input's text fields, stored with the job for GET /jobs
      * @param fallback providers automatic fallback may move to, in order; each one must be known
+     * @param deadline when no provider call may start for the job any more, as requested
      * @param bodyDigest the digest of the whole canonical request body
      */
     @Transactional
@@ -102,11 +105,13 @@ public class JobIntake {
             JobSummary.InputPreview preview,
             String requestedProvider,
             List<String> fallback,
+            RequestedDeadline deadline,
             String bodyDigest) {
         String provider = providers.resolve(requestedProvider);
         String fallbackList = providers.fallbackList(provider, fallback);
         // At the database's precision: the 201 body is built from these values, not read back.
         Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
+        Instant deadlineAt = deadline.resolve(now);
         Job job = Job.accepted(
                 UUID.randomUUID(),
                 caller.subject(),
@@ -115,14 +120,15 @@ public class JobIntake {
                 canonicalInput,
                 provider,
                 fallback,
+                deadlineAt,
                 now);
         // A concurrent insert of the same key waits here for the first one to commit, then gets no row.
         List<?> inserted = em.createNativeQuery(
                         "INSERT INTO job (id, owner_id, idempotency_key, input_digest, input, provider,"
                                 + " fallback_providers, state, version, created_at, updated_at,"
-                                + " input_prompt_preview, input_repository_preview, input_base_ref_preview)"
+                                + " input_prompt_preview, input_repository_preview, input_base_ref_preview, deadline)"
                                 + " VALUES (?1, ?2, ?3, ?4, ?5, ?6, string_to_array(?8, ','), 'accepted', 0, ?7, ?7,"
-                                + " ?9, ?10, ?11)"
+                                + " ?9, ?10, ?11, ?12)"
                                 + " ON CONFLICT (owner_id, idempotency_key) DO NOTHING RETURNING id")
                 .setParameter(1, job.id())
                 .setParameter(2, job.ownerId())
@@ -135,6 +141,7 @@ public class JobIntake {
                 .setParameter(9, text(preview.prompt()))
                 .setParameter(10, text(preview.repository()))
                 .setParameter(11, text(preview.baseRef()))
+                .setParameter(12, new TypedParameterValue<>(StandardBasicTypes.INSTANT, deadlineAt))
                 .getResultList();
         if (inserted.isEmpty()) {
             // Zero rows: this owner used this key before. Same canonical body: the same job. Else refuse.
@@ -161,7 +168,7 @@ public class JobIntake {
     }
 
     /** A text parameter that may be null: typed, so a null is bound as text, not as an unknown type. */
-    private static org.hibernate.query.TypedParameterValue<String> text(String value) {
-        return new org.hibernate.query.TypedParameterValue<>(org.hibernate.type.StandardBasicTypes.STRING, value);
+    private static TypedParameterValue<String> text(String value) {
+        return new TypedParameterValue<>(StandardBasicTypes.STRING, value);
     }
 }

@@ -19,6 +19,9 @@ import java.util.UUID;
 @Table(name = "job")
 public class Job {
 
+    /** The cancel reason of a job that reached its deadline with nothing left open. */
+    public static final String EXPIRED = "expired";
+
     @Id
     private UUID id;
 
@@ -52,6 +55,14 @@ public class Job {
     @Column(name = "review_reason")
     private String reviewReason;
 
+    /** When set, no provider call starts for the job from this instant on (rule 18). */
+    @Column(name = "deadline", updatable = false)
+    private Instant deadline;
+
+    /** Why a cancelled job was cancelled, when not by a person: {@link #EXPIRED}. */
+    @Column(name = "cancel_reason")
+    private String cancelReason;
+
     @Version
     @Column(name = "version", nullable = false)
     private long version;
@@ -77,6 +88,7 @@ public class Job {
             String input,
             String provider,
             List<String> fallbackProviders,
+            Instant deadline,
             Instant now) {
         Job job = new Job();
         job.id = id;
@@ -86,6 +98,7 @@ public class Job {
         job.input = input;
         job.provider = provider;
         job.fallbackProviders = fallbackProviders.toArray(String[]::new);
+        job.deadline = deadline;
         job.state = JobState.ACCEPTED;
         job.version = 0;
         job.createdAt = now;
@@ -164,6 +177,17 @@ public class Job {
         moveTo(JobState.CANCELLED, now);
     }
 
+    /** The deadline passed with nothing of the job left open and nothing won: it ends here. */
+    public void expire(Instant now) {
+        moveTo(JobState.CANCELLED, now);
+        cancelReason = EXPIRED;
+    }
+
+    /** Whether a provider call starting at {@code now} would start at or after the job's deadline. */
+    public boolean pastDeadline(Instant now) {
+        return deadline != null && !now.isBefore(deadline);
+    }
+
     private void moveTo(JobState target, Instant now) {
         state.guardMoveTo(target);
         state = target;
@@ -208,6 +232,14 @@ public class Job {
 
     public String reviewReason() {
         return reviewReason;
+    }
+
+    public Instant deadline() {
+        return deadline;
+    }
+
+    public String cancelReason() {
+        return cancelReason;
     }
 
     public long version() {

@@ -120,6 +120,10 @@ public class ClaimStep {
                 attempt.lose("job was " + job.state().wireName() + " before the attempt started", step.now());
                 return Decision.NOTHING;
             }
+            if (job.pastDeadline(step.now())) {
+                expire(step);
+                return Decision.NOTHING;
+            }
             // The claim refuses an attempt with a stored answer, so the free attempt of the common case
             // is claimed without a read of its generation first.
             if (work.claim(attempt.id(), workerId, step.now(), config.worker().lease())) {
@@ -148,6 +152,23 @@ public class ClaimStep {
         }
         outcomes.leaseLost(step);
         return Decision.NOTHING;
+    }
+
+    /**
+     * The job's deadline passed before this attempt started (rule 18): it fails without a request,
+     * and a job with nothing else open and nothing won ends cancelled, expired.
+     */
+    private void expire(Loaded step) {
+        Job job = step.job();
+        outcomes.fail(
+                step, "the job's deadline " + job.deadline() + " passed before the attempt started; no request sent");
+        boolean othersOpen = attempts.forJob(job.id()).stream()
+                .anyMatch(other ->
+                        !other.id().equals(step.attempt().id()) && other.state().isOpen());
+        if (!othersOpen && job.winningAttemptId() == null) {
+            job.expire(step.now());
+            events.record(job.id(), null, JobEventKind.JOB_CANCELLED, "expired: deadline " + job.deadline());
+        }
     }
 
     private ProviderRequest request(Loaded step) {
