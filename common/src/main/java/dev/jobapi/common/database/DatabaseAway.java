@@ -2,6 +2,8 @@ package dev.jobapi.common.database;
 
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
+import java.util.Locale;
+import org.hibernate.JDBCException;
 import org.hibernate.exception.JDBCConnectionException;
 
 /**
@@ -11,13 +13,19 @@ import org.hibernate.exception.JDBCConnectionException;
  */
 public final class DatabaseAway {
 
+    /** How Hibernate's message begins for a failure to get a connection from the pool. */
+    private static final String NO_CONNECTION = "Unable to acquire JDBC Connection";
+
     private DatabaseAway() {}
 
     /**
      * Whether anything in the cause chain says the connection, not the statement, failed: SQLSTATE
      * class 08 (connection exception: refused, reset, a socket timeout), 57P01-57P03 (the server
      * shutting down or not accepting connections yet), 25006 (a read-only transaction: the
-     * connection reached a node that is a standby now), or no connection to be had from the pool.
+     * connection reached a node that is a standby now), or no connection to be had: the pool's
+     * acquisition timeout, or any failure Hibernate met while acquiring one (during a failover
+     * pgjdbc fails a connect the pool interrupted with SQLSTATE 99999, "Something unusual has
+     * occurred", and a multi-host URL with no primary yet with 08001).
      */
     public static boolean isCause(Throwable failure) {
         return isCause(failure, 0);
@@ -42,13 +50,20 @@ public final class DatabaseAway {
         if (cause instanceof JDBCConnectionException || cause instanceof SQLTransientConnectionException) {
             return true;
         }
+        if (cause instanceof JDBCException jdbc
+                && jdbc.getMessage() != null
+                && jdbc.getMessage().startsWith(NO_CONNECTION)) {
+            return true;
+        }
         if (cause instanceof SQLException sql) {
             String state = sql.getSQLState();
             if (state != null && (state.startsWith("08") || state.startsWith("57P") || "25006".equals(state))) {
                 return true;
             }
-            // Agroal's: every pooled connection busy or being replaced.
-            return sql.getMessage() != null && sql.getMessage().contains("acquisition timeout");
+            // Agroal's "Acquisition timeout while waiting for new connection": every pooled connection
+            // busy or being replaced.
+            return sql.getMessage() != null
+                    && sql.getMessage().toLowerCase(Locale.ROOT).contains("acquisition timeout");
         }
         return false;
     }

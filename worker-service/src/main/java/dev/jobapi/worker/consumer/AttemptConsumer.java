@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Envelope;
+import dev.jobapi.common.database.DatabaseAway;
+import dev.jobapi.common.database.WriteConflict;
 import dev.jobapi.common.health.BackgroundLoops;
 import dev.jobapi.common.message.AttemptMessage;
 import dev.jobapi.common.message.AttemptTopology;
@@ -344,15 +346,20 @@ public class AttemptConsumer {
 
         /**
          * Counts the failure on the attempt; under the limit the message waits in the delay queue
-         * and comes back, at the limit it is dead-lettered. A failure that cannot even be counted (the
-         * database is away) is transient by nature: parked, not counted.
+         * and comes back, at the limit it is dead-lettered. A transient failure (the database away,
+         * a write lost to a concurrent one) says nothing about the message: it is parked, never
+         * counted, so a failover however long dead-letters no healthy attempt. So is a failure that
+         * cannot even be counted.
          */
         private void failed(AttemptMessage message, Throwable failure) {
-            int failures;
-            try {
-                failures = QuarkusTransaction.requiringNew().call(() -> work.countFailedDelivery(message.attemptId()));
-            } catch (RuntimeException databaseAway) {
-                failures = 0;
+            int failures = 0;
+            if (!DatabaseAway.isCause(failure) && !WriteConflict.isCause(failure)) {
+                try {
+                    failures =
+                            QuarkusTransaction.requiringNew().call(() -> work.countFailedDelivery(message.attemptId()));
+                } catch (RuntimeException databaseAway) {
+                    failures = 0;
+                }
             }
             if (failures >= AttemptTopology.DELIVERY_LIMIT) {
                 LOG.errorf(failure, "Delivery failed %d times; dead-lettering the message", failures);
