@@ -77,6 +77,13 @@ final class SubmitCommand implements Callable<Integer> {
     @Option(names = "--fallback", split = ",", description = "Providers automatic fallback may move to, in order.")
     List<String> fallback;
 
+    @Option(
+            names = "--ttl",
+            paramLabel = "SECONDS",
+            description = "A deadline this many seconds after intake (1-2592000): no provider call starts"
+                    + " for the job after it, and a job left with nothing open ends cancelled, expired.")
+    Long ttlSeconds;
+
     @Option(names = "--key", description = "Use this Idempotency-Key instead of minting one.")
     String key;
 
@@ -91,7 +98,7 @@ final class SubmitCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        NewJob job = new NewJob(inputObject(), provider, fallback);
+        NewJob job = new NewJob(inputObject(), provider, fallback, ttlSeconds);
         JobApiClient client = jobctl.client(List.of("user"));
         Submitted<Job> submitted = key == null ? client.submit(job) : client.submit(job, key);
         PrintWriter out = spec.commandLine().getOut();

@@ -128,6 +128,19 @@ class JobctlTest {
     }
 
     @Test
+    void submitWithATimeToLiveSendsItAsTheJobsDeadline() throws IOException {
+        String url = api(job(201, "accepted", 0));
+
+        assertThat(run("submit", url, "--prompt", "fix it", "--ttl", "600")).isZero();
+
+        assertThat(requests)
+                .singleElement()
+                .asString()
+                .startsWith("POST /jobs ")
+                .contains("\"ttlSeconds\":600");
+    }
+
+    @Test
     void submitWaitFollowsTheJobUntilItCompletes() throws IOException {
         String url = api(job(201, "accepted", 0), job(200, "running", 1), job(200, "completed", 2));
 

@@ -7,10 +7,17 @@ import java.util.List;
 
 /**
  * The body of POST /jobs. {@code input} is any JSON object; {@code provider} null means the API's
- * default; {@code fallback} lists the providers automatic fallback may move to, in order.
+ * default; {@code fallback} lists the providers automatic fallback may move to, in order; {@code
+ * ttlSeconds}, when set, is the job's deadline counted from its intake: no provider call starts
+ * for it after that.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record NewJob(ObjectNode input, String provider, List<String> fallback) {
+public record NewJob(ObjectNode input, String provider, List<String> fallback, Long ttlSeconds) {
+
+    /** A job without a deadline. */
+    public NewJob(ObjectNode input, String provider, List<String> fallback) {
+        this(input, provider, fallback, null);
+    }
 
     /** The usual input: a prompt against a repository at a base ref; null fields are left out. */
     public static NewJob prompt(String prompt, String repository, String baseRef) {
