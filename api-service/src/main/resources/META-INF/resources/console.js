@@ -408,6 +408,14 @@ function providerRow(p) {
       { 'data-testid': 'provider-status' },
       h('span', { class: `badge ${p.accepted ? 'state-completed' : 'state-needs_review'}`, text: p.accepted ? 'earned' : 'not earned' }),
       p.refusal ? h('span', { class: 'hint block', text: p.refusal }) : null,
+      p.paused
+        ? h('span', {
+            class: 'badge state-needs_review block',
+            'data-testid': 'provider-paused',
+            title: p.paused.reason,
+            text: `paused by ${p.paused.pausedBy}: ${p.paused.reason}`,
+          })
+        : null,
     ),
     h(
       'td',

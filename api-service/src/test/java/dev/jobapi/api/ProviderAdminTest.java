@@ -6,6 +6,7 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.nullValue;
 import static org.hamcrest.Matchers.startsWith;
 
+import dev.jobapi.api.contract.OutsideTheContract;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 import org.junit.jupiter.api.Test;
@@ -42,6 +43,88 @@ class ProviderAdminTest extends ApiTestSupport {
         as(otto).get(location).then().statusCode(200).body("provider", equalTo("fake-b"));
         as(otto).post("/admin/providers/nope/acceptance").then().statusCode(404).body("code", equalTo("not-found"));
         as(otto).get(location.replace("fake-b", "fake-a")).then().statusCode(404);
+    }
+
+    /**
+     * Rule 19 from the operator's side: a pause is kept with who, when and why and shown with the
+     * provider; pausing again changes nothing; the resume announces the provider's held attempts
+     * again (an unclaimed starting attempt of another provider, or one already announced, is left
+     * alone); both are audited; a pause needs a reason and a known provider.
+     */
+    @Test
+    void aPausedProviderIsShownAndItsResumeAnnouncesItsHeldAttemptsAgain() {
+        as(otto).contentType("application/json")
+                .body("{\"reason\":\"fake-a is down since 14:00\"}")
+                .post("/admin/providers/fake-a/pause")
+                .then()
+                .statusCode(200)
+                .body("paused", equalTo(true))
+                .body("pause.pausedBy", equalTo("otto"))
+                .body("pause.reason", equalTo("fake-a is down since 14:00"));
+        as(otto).contentType("application/json")
+                .body("{\"reason\":\"again\"}")
+                .post("/admin/providers/fake-a/pause")
+                .then()
+                .statusCode(200)
+                .body("pause.reason", equalTo("fake-a is down since 14:00"));
+        as(otto).get("/admin/providers")
+                .then()
+                .statusCode(200)
+                .body("find { it.name == 'fake-a' }.paused.pausedBy", equalTo("otto"));
+
+        String held = createJob(Tokens.user("alice"), "k-held", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        String other = createJob(
+                        Tokens.user("alice"), "k-other", "{\"input\":{\"prompt\":\"x\"},\"provider\":\"fake-b\"}")
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        // The first announcements are sent (by the relay, or here if it has not come round yet).
+        execute("UPDATE outbox SET sent_at = now() WHERE sent_at IS NULL");
+
+        as(otto).contentType("application/json")
+                .body("{\"reason\":\"fake-a is back\"}")
+                .post("/admin/providers/fake-a/resume")
+                .then()
+                .statusCode(200)
+                .body("paused", equalTo(false))
+                .body("reannounced", equalTo(1));
+        assertThat(count("SELECT count(*) FROM outbox WHERE job_id = '" + held + "'"))
+                .isEqualTo(2);
+        assertThat(count("SELECT count(*) FROM outbox WHERE job_id = '" + other + "'"))
+                .isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM audit_record WHERE action IN ('provider.pause', 'provider.resume')"))
+                .isEqualTo(2);
+        // Resuming what is not paused changes nothing and is not audited.
+        as(otto).contentType("application/json")
+                .body("{\"reason\":\"once more\"}")
+                .post("/admin/providers/fake-a/resume")
+                .then()
+                .statusCode(200)
+                .body("reannounced", equalTo(0));
+        assertThat(count("SELECT count(*) FROM audit_record WHERE action = 'provider.resume'"))
+                .isEqualTo(1);
+
+        as(otto).contentType("application/json")
+                .body("{\"reason\":\"x\"}")
+                .post("/admin/providers/nope/pause")
+                .then()
+                .statusCode(404);
+    }
+
+    @Test
+    @OutsideTheContract("a pause without its required reason")
+    void aPauseWithoutAReasonIsRefused() {
+        as(otto).contentType("application/json")
+                .body("{}")
+                .post("/admin/providers/fake-a/pause")
+                .then()
+                .statusCode(400);
+        assertThat(count("SELECT count(*) FROM provider_pause")).isZero();
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.jobapi.cli;
 
 import dev.jobapi.client.JobApiClient;
 import dev.jobapi.client.model.AcceptanceRun;
+import dev.jobapi.client.model.ProviderPauseState;
 import dev.jobapi.client.model.ProviderStatus;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -49,6 +50,53 @@ final class ProvidersCommand {
             if (provider.refusal() != null) {
                 out.printf("    %s%n", provider.refusal());
             }
+            if (provider.paused() != null) {
+                out.printf(
+                        "    PAUSED by %s at %s: %s%n",
+                        provider.paused().pausedBy(),
+                        provider.paused().pausedAt(),
+                        provider.paused().reason());
+            }
+        }
+        return ExitCodes.OK;
+    }
+
+    @Command(
+            name = "pause",
+            description = "Pause NAME during its outage: its attempts are held (not called, not failed, not"
+                    + " dead-lettered) until 'resume'. Audited.")
+    int pause(
+            @Parameters(paramLabel = "NAME") String name,
+            @Option(names = "--reason", required = true, description = "Why (audited).") String reason,
+            @Mixin OutputFormat output) {
+        return printPause(jobctl.client(Jobctl.OPERATOR).pauseProvider(name, reason), output);
+    }
+
+    @Command(
+            name = "resume",
+            description = "Resume NAME: its held attempts are announced again and go on where they were. Audited.")
+    int resume(
+            @Parameters(paramLabel = "NAME") String name,
+            @Option(names = "--reason", required = true, description = "Why (audited).") String reason,
+            @Mixin OutputFormat output) {
+        return printPause(jobctl.client(Jobctl.OPERATOR).resumeProvider(name, reason), output);
+    }
+
+    private int printPause(ProviderPauseState state, OutputFormat output) {
+        if (output.json()) {
+            JobsCommand.printJson(spec, state);
+            return ExitCodes.OK;
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        if (state.paused()) {
+            out.printf(
+                    "%s paused by %s at %s: %s%n",
+                    state.provider(),
+                    state.pause().pausedBy(),
+                    state.pause().pausedAt(),
+                    state.pause().reason());
+        } else {
+            out.printf("%s running; %d held attempts announced again%n", state.provider(), state.reannounced());
         }
         return ExitCodes.OK;
     }

@@ -141,6 +141,25 @@ class JobctlTest {
     }
 
     @Test
+    void providersPauseSendsTheReasonAndSaysWhoPausedIt() throws IOException {
+        String url = api(new String[] {
+            "200",
+            "{\"provider\":\"fake-a\",\"paused\":true,\"pause\":{\"provider\":\"fake-a\",\"pausedBy\":\"otto\","
+                    + "\"pausedAt\":\"2026-12-03T14:00:00Z\",\"reason\":\"outage\"},\"reannounced\":0}"
+        });
+
+        assertThat(run("providers", url, "pause", "fake-a", "--reason", "outage"))
+                .isZero();
+
+        assertThat(requests)
+                .singleElement()
+                .asString()
+                .isEqualTo("POST /admin/providers/fake-a/pause {\"reason\":\"outage\"}");
+        assertThat(out.toString()).contains("fake-a paused by otto at 2026-12-03T14:00:00Z: outage");
+        assertThat(run("providers", "pause", "fake-a")).isEqualTo(ExitCodes.USAGE);
+    }
+
+    @Test
     void submitWaitFollowsTheJobUntilItCompletes() throws IOException {
         String url = api(job(201, "accepted", 0), job(200, "running", 1), job(200, "completed", 2));
 

@@ -17,6 +17,7 @@ import dev.jobapi.client.model.JobPage;
 import dev.jobapi.client.model.JobState;
 import dev.jobapi.client.model.KillSwitch;
 import dev.jobapi.client.model.NewJob;
+import dev.jobapi.client.model.ProviderPauseState;
 import dev.jobapi.client.model.ProviderStatus;
 import dev.jobapi.client.model.ReplayResult;
 import dev.jobapi.client.model.Submitted;
@@ -397,6 +398,29 @@ public final class JobApiClient {
                         Safety.IDEMPOTENT,
                         Map.of())),
                 AcceptanceRun.class);
+    }
+
+    /** Pauses the provider (its attempts are held until the resume); a reason is required. */
+    public ProviderPauseState pauseProvider(String provider, String reason) {
+        return changePause(provider, "pause", reason);
+    }
+
+    /** Resumes the provider: its held attempts are announced again. */
+    public ProviderPauseState resumeProvider(String provider, String reason) {
+        return changePause(provider, "resume", reason);
+    }
+
+    private ProviderPauseState changePause(String provider, String change, String reason) {
+        byte[] body = bytes(MAPPER.createObjectNode().put("reason", reason));
+        return read(
+                send(new Call(
+                        "POST",
+                        "/admin/providers/" + segment(provider) + "/" + change,
+                        body,
+                        null,
+                        Safety.IDEMPOTENT,
+                        Map.of())),
+                ProviderPauseState.class);
     }
 
     public AcceptanceRun acceptanceRun(String provider, UUID runId) {

@@ -126,6 +126,38 @@ class AttemptPipelineTest extends WorkerTestSupport {
         assertThat(requestsMatching("deadline ahead")).hasSize(1);
     }
 
+    /**
+     * Rule 19: while its provider is paused an attempt is held: delivered again and again, it is not
+     * called, not failed, not counted toward the delivery limit and never dead-lettered; once the
+     * pause ends, its next delivery (the resume's announcement) completes it.
+     */
+    @Test
+    void aPausedProvidersAttemptIsHeldUncountedAndCompletesAfterTheResume() {
+        execute("INSERT INTO provider_pause (provider, paused_by, paused_at, reason)"
+                + " VALUES ('fake-a', 'otto', now(), 'outage')");
+        UUID held = aJob("held while paused");
+        UUID heldAttempt = aStartingAttempt(held, "fake-a");
+        for (int delivery = 0; delivery < AttemptTopology.DELIVERY_LIMIT + 2; delivery++) {
+            publish(heldAttempt, held);
+        }
+        await().atMost(PATIENCE)
+                .until(() -> count("SELECT count(*) FROM job_event WHERE attempt_id = '" + heldAttempt
+                                + "' AND kind IN ('message.delivered', 'message.redelivered')")
+                        == AttemptTopology.DELIVERY_LIMIT + 2);
+        assertThat(attemptState(heldAttempt)).isEqualTo("starting");
+        assertThat(text("SELECT lease_owner FROM attempt WHERE id = '" + heldAttempt + "'"))
+                .isNull();
+        assertThat(count("SELECT failed_deliveries FROM attempt WHERE id = '" + heldAttempt + "'"))
+                .isZero();
+        assertThat(requestsMatching("held while paused")).isEmpty();
+        assertThat(deadLetters()).isEmpty();
+
+        execute("DELETE FROM provider_pause");
+        publish(heldAttempt, held);
+        await().atMost(PATIENCE).until(() -> "completed".equals(jobState(held)));
+        assertThat(requestsMatching("held while paused")).hasSize(1);
+    }
+
     @Test
     void timeoutAfterTheProviderReceivedTheRequestMakesTheAttemptUnknownNotFailed() {
         fake().addScript(Script.of("slow provider", Step.delayed(4_000)));

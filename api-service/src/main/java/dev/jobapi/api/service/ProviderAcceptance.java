@@ -31,12 +31,15 @@ public class ProviderAcceptance {
             String name,
             boolean accepted,
             @Schema(nullable = true) String refusal,
-            @Schema(nullable = true) AcceptanceRun latestRun) {}
+            @Schema(nullable = true) AcceptanceRun latestRun,
+            @Schema(nullable = true, description = "Set while an operator has the provider paused")
+                    ProviderPauses.Pause paused) {}
 
     private final ProviderRegistry providers;
     private final AcceptanceRuns acceptances;
     private final AcceptanceConfig config;
     private final AuditTrail audit;
+    private final ProviderPauses pauses;
     private final Clock clock;
 
     ProviderAcceptance(
@@ -44,11 +47,13 @@ public class ProviderAcceptance {
             AcceptanceRuns acceptances,
             AcceptanceConfig config,
             AuditTrail audit,
+            ProviderPauses pauses,
             Clock clock) {
         this.providers = providers;
         this.acceptances = acceptances;
         this.config = config;
         this.audit = audit;
+        this.pauses = pauses;
         this.clock = clock;
     }
 
@@ -62,7 +67,8 @@ public class ProviderAcceptance {
                             name,
                             refusal.isEmpty(),
                             refusal.orElse(null),
-                            acceptances.latest(name).orElse(null));
+                            acceptances.latest(name).orElse(null),
+                            pauses.find(name).orElse(null));
                 })
                 .toList();
     }

@@ -1,4 +1,8 @@
 package dev.jobapi.client.model;
 
-/** A provider: has it earned automatic fallback, why not, and its newest acceptance run (null: none). */
-public record ProviderStatus(String name, boolean accepted, String refusal, AcceptanceRun latestRun) {}
+/**
+ * A provider: has it earned automatic fallback, why not, its newest acceptance run (null: none), and
+ * its pause (null: not paused).
+ */
+public record ProviderStatus(
+        String name, boolean accepted, String refusal, AcceptanceRun latestRun, ProviderPause paused) {}

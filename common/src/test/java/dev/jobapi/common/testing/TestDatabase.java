@@ -38,7 +38,8 @@ public final class TestDatabase {
                         "dead_letter",
                         "dead_letter_return",
                         "bulk_action_item",
-                        "bulk_action"
+                        "bulk_action",
+                        "provider_pause"
                     }) {
                         em.createNativeQuery("DELETE FROM " + table).executeUpdate();
                     }

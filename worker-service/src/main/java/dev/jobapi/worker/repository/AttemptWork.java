@@ -106,6 +106,18 @@ public class AttemptWork {
                 .isEmpty();
     }
 
+    /**
+     * Whether an operator paused the provider (rule 19). The row is locked {@code FOR SHARE} until
+     * this transaction ends, so a resume, which deletes it, waits for this claim and then announces
+     * again whatever the claim left held.
+     */
+    public boolean providerPaused(String provider) {
+        return !em.createNativeQuery("SELECT 1 FROM provider_pause WHERE provider = ?1 FOR SHARE")
+                .setParameter(1, provider)
+                .getResultList()
+                .isEmpty();
+    }
+
     /** Counts one failed delivery of the attempt's message and returns the count so far. */
     public int countFailedDelivery(UUID attemptId) {
         List<?> counted = em.createNativeQuery("UPDATE attempt SET failed_deliveries = failed_deliveries + 1"
@@ -132,6 +144,8 @@ public class AttemptWork {
                         + " first.tracestate FROM (SELECT a.id, a.job_id, a.created_at FROM attempt a"
                         + " WHERE a.state = 'starting' AND a.lease_owner IS NULL"
                         + " AND a.created_at < statement_timestamp() - ?1 * interval '1 millisecond'"
+                        // A paused provider's attempts are held; its resume announces them.
+                        + " AND NOT EXISTS (SELECT 1 FROM provider_pause p WHERE p.provider = a.provider)"
                         + " AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.attempt_id = a.id AND (o.sent_at IS NULL"
                         + " OR o.sent_at > statement_timestamp() - ?1 * interval '1 millisecond'))"
                         + " ORDER BY a.created_at LIMIT ?2 FOR UPDATE OF a SKIP LOCKED) stranded"

@@ -124,6 +124,12 @@ public class ClaimStep {
                 expire(step);
                 return Decision.NOTHING;
             }
+            if (work.providerPaused(attempt.provider())) {
+                // Held (rule 19): left starting and unclaimed, the message acknowledged uncounted; the
+                // resume announces it again.
+                LOG.debugf("Attempt %s is held: provider %s is paused", attempt.id(), attempt.provider());
+                return Decision.NOTHING;
+            }
             // The claim refuses an attempt with a stored answer, so the free attempt of the common case
             // is claimed without a read of its generation first.
             if (work.claim(attempt.id(), workerId, step.now(), config.worker().lease())) {

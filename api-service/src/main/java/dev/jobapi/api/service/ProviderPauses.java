@@ -1,0 +1,133 @@
+package dev.jobapi.api.service;
+
+import dev.jobapi.api.problem.Problem;
+import dev.jobapi.api.problem.ProblemException;
+import dev.jobapi.common.audit.AuditTrail;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.Transactional;
+import java.sql.Timestamp;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Optional;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+
+/**
+ * Operators pause a provider during its outage instead of burning attempts into the dead letters
+ * (docs/design.md, rule 19). While paused, a worker that takes up one of its attempts leaves it
+ * starting and unclaimed and acknowledges the message uncounted; the recovery sweep does not
+ * announce it again. The resume, in the transaction that ends the pause, announces every such
+ * attempt again through the outbox, so each continues where it was. Both are audited in their own
+ * transaction.
+ */
+@ApplicationScoped
+public class ProviderPauses {
+
+    /** A provider's pause: who, when and why. */
+    public record Pause(String provider, String pausedBy, Instant pausedAt, String reason) {}
+
+    /** The provider's state after a pause or a resume. */
+    public record PauseState(
+            String provider,
+            boolean paused,
+            @Schema(nullable = true) Pause pause,
+            @Schema(description = "Attempts the resume announced again (0 for a pause)") long reannounced) {}
+
+    private final EntityManager em;
+    private final ProviderRegistry providers;
+    private final AuditTrail audit;
+    private final Clock clock;
+
+    ProviderPauses(EntityManager em, ProviderRegistry providers, AuditTrail audit, Clock clock) {
+        this.em = em;
+        this.providers = providers;
+        this.audit = audit;
+        this.clock = clock;
+    }
+
+    /** Pauses the provider; a pause already in place is kept as it was (who, when, why). */
+    @Transactional
+    public PauseState pause(String operator, String provider, String reason) {
+        requireKnown(provider);
+        int inserted = em.createNativeQuery("INSERT INTO provider_pause (provider, paused_by, paused_at, reason)"
+                        + " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (provider) DO NOTHING")
+                .setParameter(1, provider)
+                .setParameter(2, operator)
+                .setParameter(3, clock.instant().truncatedTo(ChronoUnit.MICROS))
+                .setParameter(4, reason)
+                .executeUpdate();
+        if (inserted == 1) {
+            audit.record(operator, "provider.pause", reason, null, null, "provider " + provider);
+        }
+        return new PauseState(provider, true, find(provider).orElseThrow(), 0);
+    }
+
+    /**
+     * Ends the pause and announces the provider's held attempts again. The delete waits for every
+     * claim that read the pause (they lock it {@code FOR SHARE}), so the announcement that follows
+     * sees each attempt such a claim left behind.
+     */
+    @Transactional
+    public PauseState resume(String operator, String provider, String reason) {
+        requireKnown(provider);
+        int deleted = em.createNativeQuery("DELETE FROM provider_pause WHERE provider = ?1")
+                .setParameter(1, provider)
+                .executeUpdate();
+        if (deleted == 0) {
+            return new PauseState(provider, false, null, 0);
+        }
+        int reannounced = em.createNativeQuery(
+                        "INSERT INTO outbox (attempt_id, job_id, created_at, traceparent, tracestate)"
+                                + " SELECT a.id, a.job_id, statement_timestamp(), first.traceparent, first.tracestate"
+                                + " FROM attempt a LEFT JOIN LATERAL (SELECT traceparent, tracestate FROM outbox"
+                                + " WHERE attempt_id = a.id AND traceparent IS NOT NULL ORDER BY id LIMIT 1) first"
+                                + " ON true WHERE a.provider = ?1 AND a.state = 'starting' AND a.lease_owner IS NULL"
+                                + " AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.attempt_id = a.id"
+                                + " AND o.sent_at IS NULL)")
+                .setParameter(1, provider)
+                .executeUpdate();
+        audit.record(
+                operator,
+                "provider.resume",
+                reason,
+                null,
+                null,
+                "provider " + provider + ", " + reannounced + " held attempts announced again");
+        return new PauseState(provider, false, null, reannounced);
+    }
+
+    /** The provider's pause, if it is paused. */
+    @Transactional
+    public Optional<Pause> find(String provider) {
+        List<?> rows = em.createNativeQuery(
+                        "SELECT provider, paused_by, paused_at, reason FROM provider_pause WHERE provider = ?1")
+                .setParameter(1, provider)
+                .getResultList();
+        if (rows.isEmpty()) {
+            return Optional.empty();
+        }
+        Object[] row = (Object[]) rows.get(0);
+        return Optional.of(new Pause((String) row[0], (String) row[1], instant(row[2]), (String) row[3]));
+    }
+
+    /** A timestamptz as a native query returns it (the JDBC type depends on Hibernate's mapping). */
+    private static Instant instant(Object value) {
+        if (value instanceof Timestamp timestamp) {
+            return timestamp.toInstant();
+        }
+        if (value instanceof OffsetDateTime offset) {
+            return offset.toInstant();
+        }
+        return (Instant) value;
+    }
+
+    private void requireKnown(String provider) {
+        if (!providers.names().contains(provider)) {
+            throw new ProblemException(
+                    Problem.NOT_FOUND, "Provider '" + provider + "' is not configured; known: " + providers.names());
+        }
+    }
+}
