@@ -20,8 +20,8 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
  * (docs/design.md, rule 19). While paused, a worker that takes up one of its attempts leaves it
  * starting and unclaimed and acknowledges the message uncounted; the recovery sweep does not
  * announce it again. The resume, in the transaction that ends the pause, announces every such
- * attempt again through the outbox, so each continues where it was. Both are audited in their own
- * transaction.
+ * attempt again through the outbox, so each continues where it was. Each is audited in the
+ * transaction of the change it records.
  */
 @ApplicationScoped
 public class ProviderPauses {
