@@ -2,6 +2,7 @@ package dev.jobapi.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.contains;
+import static org.hamcrest.Matchers.empty;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.nullValue;
 import static org.hamcrest.Matchers.startsWith;
@@ -67,6 +68,7 @@ class ProviderAdminTest extends ApiTestSupport {
                 .then()
                 .statusCode(200)
                 .body("pause.reason", equalTo("fake-a is down since 14:00"));
+        as(Tokens.user("alice")).get("/me").then().statusCode(200).body("pausedProviders", contains("fake-a"));
         as(otto).get("/admin/providers")
                 .then()
                 .statusCode(200)
@@ -93,6 +95,7 @@ class ProviderAdminTest extends ApiTestSupport {
                 .statusCode(200)
                 .body("paused", equalTo(false))
                 .body("reannounced", equalTo(1));
+        as(Tokens.user("alice")).get("/me").then().statusCode(200).body("pausedProviders", empty());
         assertThat(count("SELECT count(*) FROM outbox WHERE job_id = '" + held + "'"))
                 .isEqualTo(2);
         assertThat(count("SELECT count(*) FROM outbox WHERE job_id = '" + other + "'"))

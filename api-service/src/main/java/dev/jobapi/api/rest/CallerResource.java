@@ -2,6 +2,7 @@ package dev.jobapi.api.rest;
 
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.security.CurrentCaller;
+import dev.jobapi.api.service.ProviderPauses;
 import dev.jobapi.api.service.ProviderRegistry;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.GET;
@@ -32,17 +33,25 @@ public class CallerResource {
 
     /**
      * The caller as the server sees them: subject, roles (sorted), console sections (empty for
-     * non-operators), and the providers a job may name, the default first (empty when none is
-     * configured: every job is then refused).
+     * non-operators), the providers a job may name, the default first (empty when none is
+     * configured: every job is then refused), and those of them an operator has paused (a job may
+     * still name one: its attempts wait for the resume).
      */
-    public record Me(String subject, List<String> roles, List<String> console, List<String> providers) {}
+    public record Me(
+            String subject,
+            List<String> roles,
+            List<String> console,
+            List<String> providers,
+            List<String> pausedProviders) {}
 
     private final CurrentCaller currentCaller;
     private final ProviderRegistry providers;
+    private final ProviderPauses pauses;
 
-    CallerResource(CurrentCaller currentCaller, ProviderRegistry providers) {
+    CallerResource(CurrentCaller currentCaller, ProviderRegistry providers, ProviderPauses pauses) {
         this.currentCaller = currentCaller;
         this.providers = providers;
+        this.pauses = pauses;
     }
 
     @Operation(
@@ -62,6 +71,7 @@ public class CallerResource {
                 caller.subject(),
                 roles,
                 caller.roles().contains(Caller.OPERATOR) ? CONSOLE_SECTIONS : List.of(),
-                providers.namesDefaultFirst());
+                providers.namesDefaultFirst(),
+                pauses.pausedNames());
     }
 }

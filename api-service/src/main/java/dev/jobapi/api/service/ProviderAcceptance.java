@@ -81,7 +81,7 @@ public class ProviderAcceptance {
      */
     @Transactional
     public Replayable<AcceptanceRun> request(Caller operator, String provider) {
-        requireKnown(provider);
+        providers.requireKnown(provider);
         AcceptanceRuns.Requested requested = acceptances.request(provider, operator.subject(), clock.instant());
         if (requested.created()) {
             audit.record(
@@ -97,18 +97,11 @@ public class ProviderAcceptance {
 
     @Transactional
     public AcceptanceRun run(String provider, UUID runId) {
-        requireKnown(provider);
+        providers.requireKnown(provider);
         return acceptances
                 .find(runId)
                 .filter(run -> run.provider().equals(provider))
                 .orElseThrow(() -> new ProblemException(
                         Problem.NOT_FOUND, "Provider " + provider + " has no acceptance run " + runId + "."));
-    }
-
-    private void requireKnown(String provider) {
-        if (!providers.names().contains(provider)) {
-            throw new ProblemException(
-                    Problem.NOT_FOUND, "Provider '" + provider + "' is not configured; known: " + providers.names());
-        }
     }
 }

@@ -1,7 +1,5 @@
 package dev.jobapi.api.service;
 
-import dev.jobapi.api.problem.Problem;
-import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.common.audit.AuditTrail;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
@@ -51,7 +49,7 @@ public class ProviderPauses {
     /** Pauses the provider; a pause already in place is kept as it was (who, when, why). */
     @Transactional
     public PauseState pause(String operator, String provider, String reason) {
-        requireKnown(provider);
+        providers.requireKnown(provider);
         int inserted = em.createNativeQuery("INSERT INTO provider_pause (provider, paused_by, paused_at, reason)"
                         + " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (provider) DO NOTHING")
                 .setParameter(1, provider)
@@ -72,7 +70,7 @@ public class ProviderPauses {
      */
     @Transactional
     public PauseState resume(String operator, String provider, String reason) {
-        requireKnown(provider);
+        providers.requireKnown(provider);
         int deleted = em.createNativeQuery("DELETE FROM provider_pause WHERE provider = ?1")
                 .setParameter(1, provider)
                 .executeUpdate();
@@ -99,6 +97,14 @@ public class ProviderPauses {
         return new PauseState(provider, false, null, reannounced);
     }
 
+    /** The providers paused now, by name. */
+    @Transactional
+    @SuppressWarnings("unchecked")
+    public List<String> pausedNames() {
+        return em.createNativeQuery("SELECT provider FROM provider_pause ORDER BY provider")
+                .getResultList();
+    }
+
     /** The provider's pause, if it is paused. */
     @Transactional
     public Optional<Pause> find(String provider) {
@@ -122,12 +128,5 @@ public class ProviderPauses {
             return offset.toInstant();
         }
         return (Instant) value;
-    }
-
-    private void requireKnown(String provider) {
-        if (!providers.names().contains(provider)) {
-            throw new ProblemException(
-                    Problem.NOT_FOUND, "Provider '" + provider + "' is not configured; known: " + providers.names());
-        }
     }
 }

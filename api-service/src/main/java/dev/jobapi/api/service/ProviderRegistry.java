@@ -54,6 +54,14 @@ public class ProviderRegistry {
         return List.copyOf(names);
     }
 
+    /** 404 {@code not-found} for a provider an operator names that is not configured. */
+    public void requireKnown(String provider) {
+        if (!names().contains(provider)) {
+            throw new ProblemException(
+                    Problem.NOT_FOUND, "Provider '" + provider + "' is not configured; known: " + names());
+        }
+    }
+
     /** The named provider, or the default when none is named; 422 for a name we do not know. */
     public String resolve(String requested) {
         if (requested == null && config.providers().defaultProvider().isEmpty()) {
