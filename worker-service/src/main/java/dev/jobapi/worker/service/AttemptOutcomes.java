@@ -125,13 +125,22 @@ public class AttemptOutcomes {
     void awaitOwnerIfNothingOpen(Loaded step) {
         Attempt ended = step.attempt();
         Job job = step.job();
-        boolean othersOpen = attempts.forJob(job.id()).stream()
-                .anyMatch(a -> !a.id().equals(ended.id()) && a.state().isOpen());
-        if (othersOpen || job.state().isTerminal() || job.winningAttemptId() != null) {
+        if (!nothingElseOpenOrWon(step) || job.state().isTerminal()) {
             return;
         }
         job.awaitOwner("attempt " + ended.id() + " (" + ended.provider() + ") failed: " + ended.reason(), step.now());
         events.record(job.id(), ended.id(), JobEventKind.JOB_NEEDS_REVIEW, job.reviewReason());
+    }
+
+    /**
+     * Whether the step's job has no attempt open besides the step's own and no winner: nothing of it
+     * can still produce a result. Call with the job locked, as {@link #awaitOwnerIfNothingOpen}.
+     */
+    boolean nothingElseOpenOrWon(Loaded step) {
+        UUID own = step.attempt().id();
+        boolean othersOpen = attempts.forJob(step.job().id()).stream()
+                .anyMatch(other -> !other.id().equals(own) && other.state().isOpen());
+        return !othersOpen && step.job().winningAttemptId() == null;
     }
 
     private void requireReview(Loaded step, String reason) {

@@ -168,10 +168,7 @@ public class ClaimStep {
         Job job = step.job();
         outcomes.fail(
                 step, "the job's deadline " + job.deadline() + " passed before the attempt started; no request sent");
-        boolean othersOpen = attempts.forJob(job.id()).stream()
-                .anyMatch(other ->
-                        !other.id().equals(step.attempt().id()) && other.state().isOpen());
-        if (!othersOpen && job.winningAttemptId() == null) {
+        if (outcomes.nothingElseOpenOrWon(step)) {
             job.expire(step.now());
             events.record(job.id(), null, JobEventKind.JOB_CANCELLED, "expired: deadline " + job.deadline());
         }
