@@ -245,7 +245,7 @@ mqc_heal() {
 # What the driver's watcher reads, one call every few seconds:
 #   queue NAME consumers C members M online O leader NODE      (each quorum queue of the vhost)
 #   conn SERVICE NODE CONNECTION-NAME                           (each AMQP connection of the vhost)
-# A connection's service is found by its client port among the services' sockets (ss).
+# A connection's service is the one whose pid its client_properties name.
 mqc_watch() {
   local i
   mqctl -q list_queues -p "$MQ_VHOST" name type consumers members online leader 2>/dev/null \
@@ -255,17 +255,20 @@ mqc_watch() {
         o = n; sub(/^[^]]*\][ \t]*/, "", o); sub(/\].*/, "", o); online = (o ~ /@/) ? split(o, b, ",") : 0
         leader = $NF
         printf "queue %s consumers %s members %d online %d leader %s\n", $1, $3, members, online, leader }'
-  local ports
-  ports=$(for name in "${SERVICE_NAMES[@]}"; do
-    pid=$(svc_pid "$name") || continue
-    ss -tnpH 2>/dev/null | awk -v p="pid=$pid," -v n="$name" '$0 ~ p {split($4, a, ":"); print a[length(a)], n}'
+  # Each connection names its process in client_properties (process_pid, see common's BrokerConnection):
+  # the owner is the service whose pid file holds that pid, "gone" when none does (a process killed whose
+  # connection the broker has not dropped yet).
+  local pids
+  pids=$(for name in "${SERVICE_NAMES[@]}"; do
+    pid=$(svc_pid "$name") && echo "$pid $name"
   done)
   # list_connections has no node column in 3.10: the node is the one whose AMQP port the client reached.
-  mqctl -q list_connections vhost port peer_port client_properties 2>/dev/null \
-    | awk -v vhost="$MQ_VHOST" -v ports="$ports" -v base="${MQC_AMQP_PORTS[0]}" '
-        BEGIN { k = split(ports, l, "\n"); for (j = 1; j <= k; j++) { split(l[j], f, " "); owner[f[1]] = f[2] } }
+  mqctl -q list_connections vhost port client_properties 2>/dev/null \
+    | awk -v vhost="$MQ_VHOST" -v pids="$pids" -v base="${MQC_AMQP_PORTS[0]}" '
+        BEGIN { k = split(pids, l, "\n"); for (j = 1; j <= k; j++) { split(l[j], f, " "); owner[f[1]] = f[2] } }
         $1 == vhost {
-          s = ($3 in owner) ? owner[$3] : "unknown"; n = "unnamed"
+          s = "gone"; n = "unnamed"
+          if (match($0, /"process_pid","[0-9]+"/)) { p = substr($0, RSTART + 15, RLENGTH - 16); if (p in owner) s = owner[p] }
           if (match($0, /"connection_name","[^"]*"/)) { n = substr($0, RSTART + 19, RLENGTH - 20) }
           printf "conn %s chaos-c%d@localhost %s\n", s, $2 - base + 1, n }'
 }

@@ -64,7 +64,13 @@ final class Facts {
      */
     record QueueState(String name, int consumers, int members, int online, String leader) {}
 
-    /** One AMQP connection of the soak's vhost: the service that owns it (by client port), its node, its name. */
+    /** The owner of a connection whose process is no longer running (the broker has not dropped it yet). */
+    static final String GONE = "gone";
+
+    /**
+     * One AMQP connection of the soak's vhost: the service that owns it (by the pid in its client properties,
+     * {@link #GONE} when that process is no longer running), its node, its name.
+     */
     record Connection(String service, String node, String name) {}
 
     /** What {@code ctl mq-watch} answers. */

@@ -49,16 +49,19 @@ final class Recovery {
         }
     }
 
-    record Readiness(String process, Instant at, boolean ready, boolean brokerDown) {}
+    /** One readiness probe; {@code answered} false when the process did not answer at all (down or starting). */
+    record Readiness(String process, Instant at, boolean ready, boolean brokerDown, boolean answered) {}
 
     record BrokerSample(Instant at, Facts.Watch watch) {}
 
     /**
      * One fault's figures; a null duration is "not back within the horizon", and {@code sampled} false is "no
-     * broker sample in the window" (the worker and member figures then say nothing).
+     * broker sample in the window" (the worker and member figures then say nothing). {@code restarted}: the
+     * processes that were down or starting in the window, left out of the worker and connection figures.
      */
     record Healed(
             Mark mark,
+            Set<String> restarted,
             int failedIntake,
             int unanswered,
             boolean sampled,
@@ -135,12 +138,12 @@ final class Recovery {
                             .timeout(Duration.ofSeconds(2))
                             .build(),
                     HttpResponse.BodyHandlers.ofString());
-            return new Readiness(process, Instant.now(), answer.statusCode() == 200, brokerDown(answer.body()));
+            return new Readiness(process, Instant.now(), answer.statusCode() == 200, brokerDown(answer.body()), true);
         } catch (Exception e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
-            return new Readiness(process, Instant.now(), false, false);
+            return new Readiness(process, Instant.now(), false, false, false);
         }
     }
 
@@ -189,8 +192,14 @@ final class Recovery {
         all.sort((a, b) -> a.at().compareTo(b.at()));
         List<Healed> out = new ArrayList<>();
         List<Mark> database = all.stream().filter(m -> !m.broker()).toList();
+        List<Readiness> probes = List.copyOf(readiness);
         for (Mark mark : all) {
-            out.add(healed(mark, List.copyOf(intake), List.copyOf(broker), mark.broker() ? database : List.of()));
+            out.add(healed(
+                    mark,
+                    List.copyOf(intake),
+                    List.copyOf(broker),
+                    mark.broker() ? database : List.of(),
+                    restarted(mark, probes)));
         }
         return out;
     }
@@ -200,13 +209,39 @@ final class Recovery {
     /** How long after a fault was undone intake failures are counted against it. */
     static final Duration INTAKE_TAIL = Duration.ofSeconds(30);
 
+    /** How long before a fault a process that did not answer its probe is taken as still starting. */
+    static final Duration STARTING_BEFORE = Duration.ofSeconds(5);
+
+    /**
+     * The processes that did not answer a readiness probe from {@link #STARTING_BEFORE} before the fault until
+     * a minute after it was undone: killed, rolled or starting, by another fault than this one (a broker fault
+     * never stops a process). Whether they consume again, and with how many connections, says how long a
+     * start-up takes, not how the services survive the broker, so the figures leave them out (and name them).
+     */
+    static Set<String> restarted(Mark mark, List<Readiness> probes) {
+        Instant from = mark.at().minus(STARTING_BEFORE);
+        Instant until = mark.ended().plusSeconds(60);
+        Set<String> out = new java.util.TreeSet<>();
+        for (Readiness probe : probes) {
+            if (!probe.answered() && !probe.at().isBefore(from) && probe.at().isBefore(until)) {
+                out.add(probe.process());
+            }
+        }
+        return out;
+    }
+
     /**
      * One fault's figures. Intake: the answers from the fault until {@link #INTAKE_TAIL} after it was undone;
      * a 5xx counts against it (for a broker fault, unless a database fault of {@code explainedBy} was under way
      * or had just ended: then it is the database's), an unanswered request is reported only (the process was
      * down: a kill or a rollout, not this fault). Broker samples: until a minute after it was undone.
      */
-    static Healed healed(Mark mark, List<IntakeAnswer> intake, List<BrokerSample> broker, List<Mark> explainedBy) {
+    static Healed healed(
+            Mark mark,
+            List<IntakeAnswer> intake,
+            List<BrokerSample> broker,
+            List<Mark> explainedBy,
+            Set<String> restarted) {
         Instant until = mark.ended().plusSeconds(60);
         Instant intakeUntil = mark.ended().plus(INTAKE_TAIL);
         // Intake: the first 2xx after the last failed POST /jobs of the window.
@@ -246,14 +281,19 @@ final class Recovery {
                 during.add(sample);
             }
         }
-        int consumersBefore = before == null ? 0 : consumers(before.watch());
-        Set<String> consumingBefore =
-                before == null ? Set.of() : Set.copyOf(before.watch().servicesWith(CONSUMER_CONNECTION));
+        // Workers that were running throughout: each consuming again, the queue's consumers back to their count
+        // less the restarted workers' share.
+        List<String> consumingBefore =
+                before == null ? List.of() : before.watch().servicesWith(CONSUMER_CONNECTION);
+        List<String> kept =
+                consumingBefore.stream().filter(w -> !restarted.contains(w)).toList();
+        int consumersExpected =
+                consumingBefore.isEmpty() ? 0 : consumers(before.watch()) * kept.size() / consumingBefore.size();
         Duration workersBack = back(
                 mark,
                 during,
-                w -> consumers(w) >= consumersBefore
-                        && w.servicesWith(CONSUMER_CONNECTION).containsAll(consumingBefore));
+                w -> consumers(w) >= consumersExpected
+                        && w.servicesWith(CONSUMER_CONNECTION).containsAll(kept));
         Duration membersBack = back(mark, during, w -> {
             Facts.QueueState q = w.queues().get(Checker.WORK_QUEUE);
             return q != null && q.online() >= 3 && q.members() >= 3;
@@ -261,8 +301,9 @@ final class Recovery {
         String connections = "no sample";
         boolean connectionsBack = true;
         if (before != null && !during.isEmpty()) {
-            Map<String, Integer> was = before.watch().connectionsPerService();
-            Map<String, Integer> now = during.get(during.size() - 1).watch().connectionsPerService();
+            Map<String, Integer> was = runningThroughout(before.watch().connectionsPerService(), restarted);
+            Map<String, Integer> now =
+                    runningThroughout(during.get(during.size() - 1).watch().connectionsPerService(), restarted);
             Map<String, String> lines = new LinkedHashMap<>();
             for (String service : was.keySet()) {
                 int a = was.get(service);
@@ -282,6 +323,7 @@ final class Recovery {
         }
         return new Healed(
                 mark,
+                Set.copyOf(restarted),
                 failed,
                 unanswered,
                 !during.isEmpty(),
@@ -290,6 +332,13 @@ final class Recovery {
                 membersBack,
                 connections,
                 connectionsBack);
+    }
+
+    /** Connections per process, without those of restarted processes and of processes gone (not yet dropped). */
+    private static Map<String, Integer> runningThroughout(Map<String, Integer> perService, Set<String> restarted) {
+        Map<String, Integer> out = new java.util.TreeMap<>(perService);
+        out.keySet().removeIf(service -> restarted.contains(service) || service.equals(Facts.GONE));
+        return out;
     }
 
     private static int consumers(Facts.Watch watch) {
@@ -358,12 +407,14 @@ final class Recovery {
                 + " s after it was undone (for a broker fault, not while a database fault was under way or in its "
                 + DATABASE_TAIL.toSeconds() + " s tail); unanswered: no answer at all (the process was down: a kill"
                 + " or a rollout), reported only.\n\n");
+        out.append("Restarted: processes that did not answer their readiness probe around the fault (killed, rolled"
+                + " or starting, by another fault); the worker and connection figures leave them out.\n\n");
         out.append("| at | fault | POST /jobs 5xx | unanswered | intake 2xx again | every worker consuming again"
-                + " | jobs.attempts 3 members again | broker connections per process |\n");
-        out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
+                + " | jobs.attempts 3 members again | broker connections per process | restarted |\n");
+        out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
         for (Healed h : all) {
             out.append(String.format(
-                    "| %s | %s | %d | %d | %s | %s | %s | %s |%n",
+                    "| %s | %s | %d | %d | %s | %s | %s | %s | %s |%n",
                     h.mark().at(),
                     h.mark().label().replace("|", "/"),
                     h.failedIntake(),
@@ -371,7 +422,8 @@ final class Recovery {
                     seconds(h.intake()),
                     h.sampled() ? seconds(h.workers()) : "no sample",
                     h.sampled() ? seconds(h.members()) : "no sample",
-                    h.connections().replace("|", "/")));
+                    h.connections().replace("|", "/"),
+                    h.restarted().isEmpty() ? "none" : String.join(", ", h.restarted())));
             String what = h.mark().label() + " at " + h.mark().at();
             if (h.mark().broker() && h.failedIntake() > 0) {
                 violations.add("POST /jobs answered 5xx " + h.failedIntake() + " times after: " + what);

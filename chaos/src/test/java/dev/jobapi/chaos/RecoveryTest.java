@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The clustered soak's recovery figures over crafted samples: no broker, no clock. */
@@ -43,7 +44,7 @@ class RecoveryTest {
                 sample(16, 2, 2, w1, w2),
                 sample(20, 2, 3, w1, w2, "worker-2 chaos-c2@localhost jobapi-broker-connection"));
 
-        Recovery.Healed healed = Recovery.healed(kill, intake, broker, List.of());
+        Recovery.Healed healed = Recovery.healed(kill, intake, broker, List.of(), Set.of());
 
         assertThat(healed.failedIntake()).isEqualTo(2);
         assertThat(healed.unanswered()).isEqualTo(1);
@@ -63,13 +64,18 @@ class RecoveryTest {
                 close,
                 List.of(new Recovery.IntakeAnswer(at(11), 201)),
                 List.of(sample(8, 1, 3, w1), sample(12, 1, 3, w1)),
-                List.of());
+                List.of(),
+                Set.of());
         assertThat(quiet.intake()).isEqualTo(Duration.ZERO);
         assertThat(quiet.workers()).isEqualTo(Duration.ZERO);
         assertThat(quiet.connectionsBack()).isTrue();
 
         Recovery.Healed never = Recovery.healed(
-                close, List.of(), List.of(sample(8, 1, 3, w1), sample(12, 0, 2), sample(16, 0, 2)), List.of());
+                close,
+                List.of(),
+                List.of(sample(8, 1, 3, w1), sample(12, 0, 2), sample(16, 0, 2)),
+                List.of(),
+                Set.of());
         assertThat(never.workers()).isNull();
         assertThat(never.members()).isNull();
         assertThat(Recovery.seconds(never.workers())).isEqualTo("**not back**");
@@ -83,10 +89,39 @@ class RecoveryTest {
                 new Recovery.IntakeAnswer(at(12), 500),
                 new Recovery.IntakeAnswer(at(36), 500),
                 new Recovery.IntakeAnswer(at(40), 201));
-        Recovery.Healed healed = Recovery.healed(kill, intake, List.of(), List.of(failover));
+        Recovery.Healed healed = Recovery.healed(kill, intake, List.of(), List.of(failover), Set.of());
         assertThat(healed.failedIntake()).isEqualTo(1);
         assertThat(healed.intake()).isEqualTo(Duration.ofSeconds(30));
         assertThat(healed.sampled()).isFalse();
+    }
+
+    @Test
+    void aWorkerRestartedAroundTheFaultIsLeftOutOfTheWorkerAndConnectionFigures() {
+        Recovery.Mark kill = new Recovery.Mark("leader kill", at(10), at(16), true, true);
+        List<Recovery.Readiness> probes = List.of(
+                new Recovery.Readiness("worker-2", at(4), true, false, true),
+                new Recovery.Readiness("worker-2", at(6), false, false, false),
+                new Recovery.Readiness("worker-1", at(6), true, false, true),
+                new Recovery.Readiness("worker-3", at(90), false, false, false));
+        Set<String> restarted = Recovery.restarted(kill, probes);
+        assertThat(restarted).containsExactly("worker-2");
+
+        String w1 = "worker-1 chaos-c1@localhost jobapi-attempt-consumer";
+        String w2 = "worker-2 chaos-c1@localhost jobapi-attempt-consumer";
+        List<Recovery.BrokerSample> broker = List.of(
+                sample(8, 2, 3, w1, w2),
+                sample(12, 0, 3),
+                sample(14, 1, 3, w1, "gone chaos-c2@localhost jobapi-attempt-consumer"),
+                sample(60, 1, 3, w1));
+
+        Recovery.Healed healed = Recovery.healed(kill, List.of(), broker, List.of(), restarted);
+        assertThat(healed.workers()).isEqualTo(Duration.ofSeconds(4));
+        assertThat(healed.connectionsBack()).isTrue();
+        assertThat(healed.restarted()).containsExactly("worker-2");
+
+        Recovery.Healed counted = Recovery.healed(kill, List.of(), broker, List.of(), Set.of());
+        assertThat(counted.workers()).isNull();
+        assertThat(counted.connectionsBack()).isFalse();
     }
 
     @Test
@@ -100,12 +135,12 @@ class RecoveryTest {
         assertThat(Recovery.brokerDown("not json")).isFalse();
 
         List<Recovery.Readiness> samples = new ArrayList<>();
-        samples.add(new Recovery.Readiness("api-1", at(0), true, false));
-        samples.add(new Recovery.Readiness("api-1", at(1), false, true));
-        samples.add(new Recovery.Readiness("api-1", at(13), false, true));
-        samples.add(new Recovery.Readiness("api-1", at(14), true, false));
-        samples.add(new Recovery.Readiness("api-2", at(1), false, false));
-        samples.add(new Recovery.Readiness("api-2", at(30), false, false));
+        samples.add(new Recovery.Readiness("api-1", at(0), true, false, true));
+        samples.add(new Recovery.Readiness("api-1", at(1), false, true, true));
+        samples.add(new Recovery.Readiness("api-1", at(13), false, true, true));
+        samples.add(new Recovery.Readiness("api-1", at(14), true, false, true));
+        samples.add(new Recovery.Readiness("api-2", at(1), false, false, true));
+        samples.add(new Recovery.Readiness("api-2", at(30), false, false, true));
         assertThat(Recovery.longestBrokerNotReady(samples))
                 .containsEntry("api-1", Duration.ofSeconds(12))
                 .containsEntry("api-2", Duration.ZERO);

@@ -15,7 +15,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Arrays;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.TimeoutException;
@@ -239,7 +241,22 @@ public class BrokerConnection {
         factory.setRequestedHeartbeat(HEARTBEAT_SECONDS);
         factory.setChannelRpcTimeout(CHANNEL_RPC_TIMEOUT_MS);
         factory.setShutdownTimeout(CHANNEL_RPC_TIMEOUT_MS);
+        factory.setClientProperties(withProcessIdentity(factory.getClientProperties()));
         return factory;
+    }
+
+    /**
+     * The client's properties plus the process holding the connection ({@code process_host}: the pod's
+     * name in Kubernetes; {@code process_pid}), so the broker's connection list ties each connection to
+     * one process: an operator reads it during an incident, and the clustered soak counts connections
+     * per process with it.
+     */
+    static Map<String, Object> withProcessIdentity(Map<String, Object> clientProperties) {
+        Map<String, Object> properties = new HashMap<>(clientProperties);
+        properties.put(
+                "process_host", Optional.ofNullable(System.getenv("HOSTNAME")).orElse("unknown"));
+        properties.put("process_pid", Long.toString(ProcessHandle.current().pid()));
+        return properties;
     }
 
     /** Work done with an AMQP channel. */
