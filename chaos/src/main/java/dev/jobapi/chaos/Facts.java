@@ -109,6 +109,17 @@ final class Facts {
             return counts;
         }
 
+        /** The services holding two or more connections of one name (one of them leaked). */
+        List<String> servicesHoldingTwoOfOneName() {
+            Map<String, Integer> perServiceAndName = new TreeMap<>();
+            connections.forEach(c -> perServiceAndName.merge(c.service() + " " + c.name(), 1, Integer::sum));
+            return perServiceAndName.entrySet().stream()
+                    .filter(e -> e.getValue() > 1)
+                    .map(e -> e.getKey().substring(0, e.getKey().indexOf(' ')))
+                    .distinct()
+                    .toList();
+        }
+
         /** The services holding a connection named {@code name} (the worker's consumer connection). */
         List<String> servicesWith(String name) {
             return connections.stream()

@@ -42,7 +42,7 @@ class RecoveryTest {
                 sample(8, 2, 3, w1, w2),
                 sample(12, 1, 2, w1),
                 sample(16, 2, 2, w1, w2),
-                sample(20, 2, 3, w1, w2, "worker-2 chaos-c2@localhost jobapi-broker-connection"));
+                sample(20, 2, 3, w1, w2, "worker-2 chaos-c2@localhost jobapi-attempt-consumer"));
 
         Recovery.Healed healed = Recovery.healed(kill, intake, broker, List.of(), Set.of());
 
@@ -53,7 +53,21 @@ class RecoveryTest {
         assertThat(healed.workers()).isEqualTo(Duration.ofSeconds(6));
         assertThat(healed.members()).isEqualTo(Duration.ofSeconds(10));
         assertThat(healed.connectionsBack()).isFalse();
-        assertThat(healed.connections()).contains("worker-2=1→2");
+        assertThat(healed.connections()).contains("worker-2=two connections of one name");
+    }
+
+    @Test
+    void aConnectionLostIsCountedAndOneRegainedIsNot() {
+        Recovery.Mark close = new Recovery.Mark("close", at(10), at(10), true, false);
+        String w1 = "worker-1 chaos-c1@localhost jobapi-attempt-consumer";
+        String a1 = "api-1 chaos-c2@localhost jobapi-broker-connection";
+        Recovery.Healed regained = Recovery.healed(
+                close, List.of(), List.of(sample(8, 1, 3, w1), sample(12, 1, 3, w1, a1)), List.of(), Set.of());
+        assertThat(regained.connectionsBack()).isTrue();
+        Recovery.Healed lost = Recovery.healed(
+                close, List.of(), List.of(sample(8, 1, 3, w1, a1), sample(12, 1, 3, w1)), List.of(), Set.of());
+        assertThat(lost.connectionsBack()).isFalse();
+        assertThat(lost.connections()).contains("api-1=1→0");
     }
 
     @Test
