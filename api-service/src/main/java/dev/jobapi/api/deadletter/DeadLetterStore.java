@@ -26,6 +26,9 @@ public class DeadLetterStore {
      */
     public static final int MAX_RETURNS = 3;
 
+    /** Who settles a dead letter that carried no work (the audit's actor for it). */
+    static final String SETTLED_BY = "dead-letter-mover";
+
     /** What to do with the message once the transaction committed. */
     public enum Decision {
         /** A row holds it (made now or by an earlier delivery of the same message): ack it. */
@@ -50,6 +53,7 @@ public class DeadLetterStore {
             String provider = null;
             UUID jobId = message.jobId();
             boolean somethingLeftToDo = false;
+            String attemptState = null;
             if (message.attemptId() != null) {
                 try (PreparedStatement select = connection.prepareStatement(
                         "SELECT a.job_id, a.provider, a.state, j.owner_id, j.state FROM attempt a"
@@ -60,6 +64,7 @@ public class DeadLetterStore {
                             jobId = row.getObject(1, UUID.class);
                             provider = row.getString(2);
                             owner = row.getString(4);
+                            attemptState = row.getString(3);
                             somethingLeftToDo = !DeadLetters.nothingLeftToDo(row.getString(3), row.getString(5));
                         }
                     }
@@ -87,11 +92,15 @@ public class DeadLetterStore {
                     return Decision.RETURN_TO_WORK;
                 }
             }
+            // Dropped by the broker's count of lost connections after its attempt had nothing left to do: the
+            // message carried no work, so nothing is lost and nothing waits for an operator. Kept for the
+            // record, settled at once.
+            boolean harmless = message.diedAtDeliveryLimit() && attemptState != null && !somethingLeftToDo;
             try (PreparedStatement insert = connection.prepareStatement(
                     "INSERT INTO dead_letter (message_key, attempt_id, job_id, owner_id, provider, reason, death_queue,"
                             + " death_count, first_death_at, last_death_at, delivery_count, dead_lettered_at,"
-                            + " source_queue, body, headers)"
-                            + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)"
+                            + " source_queue, body, headers, settlement, settled_at, settled_by, settle_reason)"
+                            + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?)"
                             + " ON CONFLICT (message_key) DO NOTHING")) {
                 insert.setString(1, message.key());
                 insert.setObject(2, message.attemptId());
@@ -108,6 +117,15 @@ public class DeadLetterStore {
                 insert.setString(13, message.sourceQueue());
                 insert.setBytes(14, message.body());
                 insert.setString(15, message.headers().toString());
+                insert.setString(16, harmless ? "skipped" : null);
+                insert.setTimestamp(17, harmless ? Timestamp.from(now) : null);
+                insert.setString(18, harmless ? SETTLED_BY : null);
+                insert.setString(
+                        19,
+                        harmless
+                                ? "dropped at the delivery limit; its attempt was " + attemptState + ", with nothing"
+                                        + " left to do"
+                                : null);
                 insert.executeUpdate();
             }
             return Decision.STORED;
