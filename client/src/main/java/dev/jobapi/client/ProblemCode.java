@@ -40,6 +40,11 @@ public enum ProblemCode {
     CALLBACK_UNSUPPORTED("callback-unsupported"),
     /** Today's token budget is spent; retrying before tomorrow (UTC) cannot succeed. */
     BUDGET_EXCEEDED("budget-exceeded"),
+    /**
+     * The owner's money budget for a day or month is full (spent, or reserved by calls under way):
+     * not retried by the client; the problem's figures say which period and how much.
+     */
+    SPEND_BUDGET_EXCEEDED("spend-budget-exceeded"),
     /** Too many requests with a body in flight from one address: retrying shortly can succeed. */
     TOO_MANY_UPLOADS("too-many-uploads"),
     URI_TOO_LONG("uri-too-long"),

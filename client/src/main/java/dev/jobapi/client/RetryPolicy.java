@@ -53,7 +53,7 @@ public record RetryPolicy(
     public static boolean isRetryable(int status, ProblemCode code) {
         return switch (status) {
             case 408, 500, 502, 503, 504 -> true;
-            case 429 -> code != ProblemCode.BUDGET_EXCEEDED;
+            case 429 -> code != ProblemCode.BUDGET_EXCEEDED && code != ProblemCode.SPEND_BUDGET_EXCEEDED;
             default -> false;
         };
     }

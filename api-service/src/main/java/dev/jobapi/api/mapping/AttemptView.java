@@ -4,6 +4,7 @@ import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.attempt.UsageRecord;
 import dev.jobapi.common.attempt.UsageSource;
+import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
@@ -25,6 +26,16 @@ public record AttemptView(
         @Schema(nullable = true) String reviewedBy,
         boolean quarantined,
         @Schema(nullable = true) UsageView usage,
+        @Schema(
+                        nullable = true,
+                        description = "US dollars reserved at the claim in the owner's budgets (the most the call"
+                                + " could cost); null when no budget applied")
+                BigDecimal reservedUsd,
+        @Schema(
+                        nullable = true,
+                        description = "US dollars the reported usage cost at the price in force at the claim; null"
+                                + " before usage is reported or when no price was set")
+                BigDecimal costUsd,
         Instant createdAt,
         Instant updatedAt) {
 
@@ -45,6 +56,8 @@ public record AttemptView(
                 a.reviewedBy(),
                 a.state() == AttemptState.QUARANTINED,
                 usageView,
+                a.reservedUsd(),
+                a.costUsd(),
                 a.createdAt(),
                 a.updatedAt());
     }

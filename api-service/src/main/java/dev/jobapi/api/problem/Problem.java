@@ -41,6 +41,8 @@ public enum Problem {
     UNKNOWN_PROVIDER(422, "unknown-provider", "No such provider"),
     CALLBACK_UNSUPPORTED(422, "callback-unsupported", "This callback cannot be used"),
     BUDGET_EXCEEDED(429, "budget-exceeded", "Today's token budget is spent"),
+    SPEND_BUDGET_EXCEEDED(
+            429, "spend-budget-exceeded", "The money budget for the period is full: spent, or held by calls under way"),
     TOO_MANY_UPLOADS(429, "too-many-uploads", "Too many requests with a body from your address at once"),
     URI_TOO_LONG(414, "uri-too-long", "The request line is too long"),
     HEADERS_TOO_LARGE(431, "headers-too-large", "The request headers are too large"),
@@ -83,7 +85,12 @@ public enum Problem {
      */
     public boolean retryable() {
         return switch (this) {
-            case REQUEST_TIMEOUT, BUDGET_EXCEEDED, TOO_MANY_UPLOADS, INTERNAL, SERVER_BUSY -> true;
+            case REQUEST_TIMEOUT,
+                    BUDGET_EXCEEDED,
+                    SPEND_BUDGET_EXCEEDED,
+                    TOO_MANY_UPLOADS,
+                    INTERNAL,
+                    SERVER_BUSY -> true;
             default -> false;
         };
     }

@@ -4,6 +4,7 @@ import dev.jobapi.api.security.Caller;
 import dev.jobapi.api.security.CurrentCaller;
 import dev.jobapi.api.service.ProviderPauses;
 import dev.jobapi.api.service.ProviderRegistry;
+import dev.jobapi.api.service.SpendAdmin;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
@@ -11,6 +12,7 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
 /**
@@ -35,23 +37,30 @@ public class CallerResource {
      * The caller as the server sees them: subject, roles (sorted), console sections (empty for
      * non-operators), the providers a job may name, the default first (empty when none is
      * configured: every job is then refused), and those of them an operator has paused (a job may
-     * still name one: its attempts wait for the resume).
+     * still name one: its attempts wait for the resume), and the caller's money budgets.
      */
     public record Me(
             String subject,
             List<String> roles,
             List<String> console,
             List<String> providers,
-            List<String> pausedProviders) {}
+            List<String> pausedProviders,
+            @Schema(
+                            description =
+                                    "The caller's money budgets with spent, reserved and remaining; empty when none"
+                                            + " applies")
+                    List<SpendAdmin.BudgetView> budgets) {}
 
     private final CurrentCaller currentCaller;
     private final ProviderRegistry providers;
     private final ProviderPauses pauses;
+    private final SpendAdmin spend;
 
-    CallerResource(CurrentCaller currentCaller, ProviderRegistry providers, ProviderPauses pauses) {
+    CallerResource(CurrentCaller currentCaller, ProviderRegistry providers, ProviderPauses pauses, SpendAdmin spend) {
         this.currentCaller = currentCaller;
         this.providers = providers;
         this.pauses = pauses;
+        this.spend = spend;
     }
 
     @Operation(
@@ -72,6 +81,7 @@ public class CallerResource {
                 roles,
                 caller.roles().contains(Caller.OPERATOR) ? CONSOLE_SECTIONS : List.of(),
                 providers.namesDefaultFirst(),
-                pauses.pausedNames());
+                pauses.pausedNames(),
+                spend.budgets(caller.subject()));
     }
 }

@@ -119,7 +119,8 @@ public class JobResource {
             description = "idempotency-key-missing, idempotency-key-invalid, invalid-request, not-i-json")
     @APIResponse(
             responseCode = "429",
-            description = "budget-exceeded (today's token budget is spent), too-many-uploads")
+            description = "budget-exceeded (today's token budget is spent), spend-budget-exceeded (a money budget"
+                    + " is full), too-many-uploads")
     @APIResponse(responseCode = "413", description = "payload-too-large (body over 1 MiB, input over 512 KiB)")
     @APIResponse(responseCode = "415", description = "unsupported-media-type")
     @APIResponse(responseCode = "422", description = "idempotency-key-reused, unknown-provider")
@@ -257,7 +258,8 @@ public class JobResource {
             content = @Content(mediaType = "application/json", schema = @Schema(implementation = AttemptView.class)))
     @APIResponse(
             responseCode = "429",
-            description = "budget-exceeded (today's token budget is spent), too-many-uploads")
+            description = "budget-exceeded (today's token budget is spent), spend-budget-exceeded (a money budget"
+                    + " is full), too-many-uploads")
     @APIResponse(
             responseCode = "400",
             description = "idempotency-key-missing, idempotency-key-invalid, invalid-request")

@@ -205,6 +205,19 @@ public class OpenApiContract implements OASFilter {
                         budgetFigure(Schema.SchemaType.STRING, "the UTC day counted")
                                 .format("date"))
                 .addProperty(
+                        "period",
+                        spendFigure(Schema.SchemaType.STRING, "the budget's period, day or month (UTC)")
+                                .enumeration(List.of("day", "month")))
+                .addProperty(
+                        "periodStartsOn",
+                        spendFigure(Schema.SchemaType.STRING, "the period's first day")
+                                .format("date"))
+                .addProperty("limitUsd", spendFigure(Schema.SchemaType.NUMBER, "the budget, US dollars"))
+                .addProperty("spentUsd", spendFigure(Schema.SchemaType.NUMBER, "settled cost in the period"))
+                .addProperty(
+                        "reservedUsd",
+                        spendFigure(Schema.SchemaType.NUMBER, "held by calls under way (the most they can cost)"))
+                .addProperty(
                         "attempts",
                         extensionMember("attempt-limit-reached", Schema.SchemaType.INTEGER, "the job's attempts"))
                 .addProperty(
@@ -232,6 +245,11 @@ public class OpenApiContract implements OASFilter {
     /** An extension member of budget-exceeded (StartRefusals): absent from every other problem. */
     private static Schema budgetFigure(Schema.SchemaType type, String what) {
         return extensionMember("budget-exceeded", type, what);
+    }
+
+    /** An extension member of spend-budget-exceeded (StartRefusals): absent from every other problem. */
+    private static Schema spendFigure(Schema.SchemaType type, String what) {
+        return extensionMember("spend-budget-exceeded", type, what);
     }
 
     /** An extension member of one problem: absent from every other. */

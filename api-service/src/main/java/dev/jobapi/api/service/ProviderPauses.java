@@ -1,13 +1,12 @@
 package dev.jobapi.api.service;
 
 import dev.jobapi.common.audit.AuditTrail;
+import dev.jobapi.common.time.SqlTimes;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
-import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Optional;
@@ -116,17 +115,6 @@ public class ProviderPauses {
             return Optional.empty();
         }
         Object[] row = (Object[]) rows.get(0);
-        return Optional.of(new Pause((String) row[0], (String) row[1], instant(row[2]), (String) row[3]));
-    }
-
-    /** A timestamptz as a native query returns it (the JDBC type depends on Hibernate's mapping). */
-    private static Instant instant(Object value) {
-        if (value instanceof Timestamp timestamp) {
-            return timestamp.toInstant();
-        }
-        if (value instanceof OffsetDateTime offset) {
-            return offset.toInstant();
-        }
-        return (Instant) value;
+        return Optional.of(new Pause((String) row[0], (String) row[1], SqlTimes.instant(row[2]), (String) row[3]));
     }
 }

@@ -3,6 +3,7 @@ package dev.jobapi.api.service;
 import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.common.budget.DailyBudgets;
+import dev.jobapi.common.budget.SpendBudgets;
 import dev.jobapi.common.start.StartRefusal;
 import java.time.ZoneOffset;
 import java.util.Map;
@@ -10,7 +11,7 @@ import java.util.Map;
 /**
  * The API's answers to the common start policy's refusals (docs/design.md, rule 2): 409 job-closed,
  * fallback-disabled, attempt-limit-reached (with the figures) or review-required, 429 budget-exceeded
- * with the figures.
+ * or spend-budget-exceeded with the figures.
  */
 final class StartRefusals {
 
@@ -52,6 +53,31 @@ final class StartRefusals {
                             spent.day().toString()),
                     // The budget is per UTC day: the same request may start an attempt at midnight.
                     spent.day().plusDays(1).atStartOfDay(ZoneOffset.UTC).toInstant());
+        }
+        if (refusal instanceof StartRefusal.SpendBudgetFull full) {
+            SpendBudgets.Standing standing = full.standing();
+            SpendBudgets.Period period = standing.period();
+            return new ProblemException(
+                    Problem.SPEND_BUDGET_EXCEEDED,
+                    "The " + period.wireName() + " budget of "
+                            + standing.limitUsd().toPlainString() + " USD holds "
+                            + standing.spentUsd().toPlainString() + " USD spent and "
+                            + standing.reservedUsd().toPlainString() + " USD reserved by calls under way.",
+                    Map.of(
+                            "period",
+                            period.wireName(),
+                            "periodStartsOn",
+                            standing.startsOn().toString(),
+                            "limitUsd",
+                            standing.limitUsd(),
+                            "spentUsd",
+                            standing.spentUsd(),
+                            "reservedUsd",
+                            standing.reservedUsd()),
+                    // Reservations settle as calls end, but only the next period is sure to have room.
+                    period.nextStart(standing.startsOn())
+                            .atStartOfDay(ZoneOffset.UTC)
+                            .toInstant());
         }
         StartRefusal.AttemptsOpen open = (StartRefusal.AttemptsOpen) refusal;
         return new ProblemException(

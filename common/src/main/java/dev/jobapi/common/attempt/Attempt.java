@@ -7,6 +7,7 @@ import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 import jakarta.persistence.Version;
+import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.UUID;
 
@@ -70,6 +71,17 @@ public class Attempt {
 
     @Column(name = "updated_at", nullable = false)
     private Instant updatedAt;
+
+    /**
+     * The most the call can cost, reserved in the owner's budgets at the claim (rule 20), and the cost
+     * of the usage the provider reported: read here, written only by the claim's statement and the
+     * database's settlement triggers, never by the ORM.
+     */
+    @Column(name = "reserved_usd", insertable = false, updatable = false)
+    private BigDecimal reservedUsd;
+
+    @Column(name = "cost_usd", insertable = false, updatable = false)
+    private BigDecimal costUsd;
 
     protected Attempt() {}
 
@@ -222,5 +234,13 @@ public class Attempt {
 
     public Instant updatedAt() {
         return updatedAt;
+    }
+
+    public BigDecimal reservedUsd() {
+        return reservedUsd;
+    }
+
+    public BigDecimal costUsd() {
+        return costUsd;
     }
 }

@@ -69,7 +69,9 @@ public enum JobEventKind {
     /** Automatic fallback passed over a provider, or refused entirely (switch, budget); the detail says why. */
     FALLBACK_REFUSED("fallback.refused"),
     /** Every provider of the job's fallback list was tried. */
-    FALLBACK_EXHAUSTED("fallback.exhausted");
+    FALLBACK_EXHAUSTED("fallback.exhausted"),
+    /** A claim's reservation took the owner's money budget past its soft threshold; the detail has the figures. */
+    BUDGET_THRESHOLD("budget.threshold");
 
     private final String wireName;
 

@@ -3,12 +3,14 @@ package dev.jobapi.common.start;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.budget.DailyBudgets;
+import dev.jobapi.common.budget.SpendBudgets;
 import dev.jobapi.common.fallback.KillSwitch;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.message.OutboxWriter;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -28,7 +30,9 @@ public class AttemptStarts {
     private final OutboxWriter outbox;
     private final KillSwitch killSwitch;
     private final DailyBudgets budgets;
+    private final SpendBudgets spend;
     private final AttemptLimits limits;
+    private final Clock clock;
 
     AttemptStarts(
             EntityManager em,
@@ -36,18 +40,23 @@ public class AttemptStarts {
             OutboxWriter outbox,
             KillSwitch killSwitch,
             DailyBudgets budgets,
-            AttemptLimits limits) {
+            SpendBudgets spend,
+            AttemptLimits limits,
+            Clock clock) {
         this.em = em;
         this.attempts = attempts;
         this.outbox = outbox;
         this.killSwitch = killSwitch;
         this.budgets = budgets;
+        this.spend = spend;
         this.limits = limits;
+        this.clock = clock;
     }
 
     /**
      * Why no new attempt of this existing job may start now, in the order a caller reports them: the
-     * job closed, the kill switch off, the job's attempts at their bound, the owner's budget spent,
+     * job closed, the kill switch off, the job's attempts at their bound, the owner's budget (tokens
+     * or money) spent,
      * attempts still open. Empty when one
      * may. The API's job representation asks it too, so it offers no button the API would refuse.
      * A decision calls it with the job row locked, in the transaction that starts the attempt: the
@@ -133,7 +142,20 @@ public class AttemptStarts {
         return Optional.of(stored);
     }
 
+    /**
+     * The owner's token budget spent today, or a money budget with nothing left (spent and reserved
+     * fill it). The claim's reservation is what keeps a money budget (rule 20); this answers early,
+     * with the figures, what the claim would refuse.
+     */
     private Optional<StartRefusal> budgetRefusal(String ownerId) {
-        return budgets.spent(ownerId).map(spent -> new StartRefusal.BudgetSpent(ownerId, spent));
+        Optional<StartRefusal> tokens =
+                budgets.spent(ownerId).map(spent -> new StartRefusal.BudgetSpent(ownerId, spent));
+        if (tokens.isPresent()) {
+            return tokens;
+        }
+        return spend.standings(ownerId, clock.instant()).stream()
+                .filter(standing -> standing.remainingUsd().signum() == 0)
+                .findFirst()
+                .map(full -> new StartRefusal.SpendBudgetFull(ownerId, full));
     }
 }

@@ -2,6 +2,7 @@ package dev.jobapi.common.start;
 
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.budget.DailyBudgets;
+import dev.jobapi.common.budget.SpendBudgets;
 import dev.jobapi.common.fallback.KillSwitch;
 import dev.jobapi.common.job.JobState;
 import java.util.List;
@@ -49,6 +50,20 @@ public sealed interface StartRefusal {
         public String reason() {
             return "owner " + ownerId + " spent " + spent.spentTokensToday()
                     + " provider-reported tokens today against a budget of " + spent.budgetTokens();
+        }
+    }
+
+    /** The owner's money budget for a period has nothing left: spent and reserved fill it (rule 20). */
+    record SpendBudgetFull(String ownerId, SpendBudgets.Standing standing) implements StartRefusal {
+        @Override
+        public String reason() {
+            return String.format(
+                    "owner %s's %s budget of %s USD is full: %s USD spent, %s USD reserved",
+                    ownerId,
+                    standing.period().wireName(),
+                    standing.limitUsd().toPlainString(),
+                    standing.spentUsd().toPlainString(),
+                    standing.reservedUsd().toPlainString());
         }
     }
 

@@ -47,6 +47,10 @@ public final class TestDatabase {
                     // keys are checked once, at its end.
                     em.createNativeQuery("WITH attempts AS (DELETE FROM attempt) DELETE FROM job")
                             .executeUpdate();
+                    // Attempts reference the prices they were claimed at: these go after them.
+                    for (String table : new String[] {"spend_window", "spend_budget", "provider_price"}) {
+                        em.createNativeQuery("DELETE FROM " + table).executeUpdate();
+                    }
                     em.createNativeQuery(
                                     "UPDATE fallback_switch SET enabled = true, reason = 'test reset', set_by = 'test'")
                             .executeUpdate();

@@ -148,8 +148,9 @@ public interface WorkerConfig {
         Optional<Duration> connectTimeout();
 
         /**
-         * The cap on generated tokens, which the Messages API requires in every request (the
-         * chat-completions adapter sends none). A patch rarely needs more than this.
+         * The cap on generated tokens, sent in every request (the Messages API requires it; in chat
+         * completions it is {@code max_tokens}). A patch rarely needs more than this; the claim's money
+         * reservation counts on it as the most the answer can cost (docs/design.md, rule 20).
          */
         @WithDefault("4096")
         int maxTokens();

@@ -42,6 +42,8 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
     protected HttpRequest streamingRequest(ProviderRequest request) {
         ObjectNode body = mapper.createObjectNode();
         body.put("model", settings.model());
+        // Bounds the answer, so the claim's money reservation bounds the call's cost (rule 20).
+        body.put("max_tokens", settings.maxTokens());
         body.put("stream", true);
         body.putObject("stream_options").put("include_usage", true);
         body.put("store", true);

@@ -3,6 +3,7 @@ package dev.jobapi.worker.repository;
 import dev.jobapi.common.apply.ApplyKey;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.attempt.UsageSource;
+import dev.jobapi.common.budget.SpendBudgets;
 import dev.jobapi.common.job.JobState;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -51,23 +52,33 @@ public class AttemptWork {
 
     /**
      * Claims a starting attempt that nobody holds and whose answer is not stored, and records that
-     * its request goes out now. The lease runs on the database's clock, so workers whose clocks
-     * differ agree on when it ends.
+     * its request goes out now, at which price and with which money reservation (rule 20). The lease
+     * runs on the database's clock, so workers whose clocks differ agree on when it ends.
      *
      * @return false when another worker holds or held it, or its answer is stored already
      */
-    public boolean claim(UUID attemptId, String workerId, Instant now, Duration lease) {
-        return em.createNativeQuery("UPDATE attempt SET lease_owner = ?1,"
-                                + " lease_expires_at = statement_timestamp() + ?2 * interval '1 millisecond',"
-                                + " sent_at = ?3, updated_at = ?3, version = version + 1"
-                                + " WHERE id = ?4 AND state = 'starting' AND lease_owner IS NULL"
-                                + " AND NOT EXISTS (SELECT 1 FROM generation WHERE attempt_id = ?4)")
-                        .setParameter(1, workerId)
-                        .setParameter(2, lease.toMillis())
-                        .setParameter(3, now)
-                        .setParameter(4, attemptId)
-                        .executeUpdate()
-                == 1;
+    public boolean claim(
+            UUID attemptId, String workerId, Instant now, Duration lease, SpendBudgets.Reserved reservation) {
+        return onConnection(connection -> {
+            try (PreparedStatement update = connection.prepareStatement("UPDATE attempt SET lease_owner = ?,"
+                    + " lease_expires_at = statement_timestamp() + ? * interval '1 millisecond',"
+                    + " sent_at = ?, updated_at = ?, version = version + 1,"
+                    + " price_id = ?, reserved_usd = ?, reserved_in = ?, reservation_open = ?"
+                    + " WHERE id = ? AND state = 'starting' AND lease_owner IS NULL"
+                    + " AND NOT EXISTS (SELECT 1 FROM generation WHERE attempt_id = ?)")) {
+                update.setString(1, workerId);
+                update.setLong(2, lease.toMillis());
+                update.setObject(3, timestamp(now));
+                update.setObject(4, timestamp(now));
+                update.setObject(5, reservation.priceId(), Types.BIGINT);
+                update.setBigDecimal(6, reservation.amountUsd());
+                update.setArray(7, connection.createArrayOf("text", reservation.periods()));
+                update.setBoolean(8, reservation.amountUsd() != null);
+                update.setObject(9, attemptId);
+                update.setObject(10, attemptId);
+                return update.executeUpdate() == 1;
+            }
+        });
     }
 
     /** Whether the attempt's lease is still running, by the database's clock. */

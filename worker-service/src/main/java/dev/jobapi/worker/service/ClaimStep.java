@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.UsageSource;
+import dev.jobapi.common.budget.SpendBudgets;
 import dev.jobapi.common.callback.CallbackInbox;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEventKind;
@@ -14,6 +15,7 @@ import dev.jobapi.worker.provider.ProviderRequest;
 import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.nio.charset.StandardCharsets;
 import org.jboss.logging.Logger;
 
 /**
@@ -25,6 +27,12 @@ import org.jboss.logging.Logger;
 public class ClaimStep {
 
     private static final Logger LOG = Logger.getLogger(ClaimStep.class);
+
+    /**
+     * Tokens a chat request adds around its one message (role and message markers), on top of the
+     * prompt's own: a generous bound, so a reservation is never smaller than the call's cost.
+     */
+    static final int MESSAGE_FRAMING_TOKENS = 16;
 
     /** What the delivery goes on to do. */
     public enum Next {
@@ -57,6 +65,7 @@ public class ClaimStep {
     private final JobEvents events;
     private final CallbackInbox callbacks;
     private final LeaseKeeper leases;
+    private final SpendBudgets spend;
     private final WorkerConfig config;
     private final ObjectMapper mapper;
     private final String workerId;
@@ -68,6 +77,7 @@ public class ClaimStep {
             JobEvents events,
             CallbackInbox callbacks,
             LeaseKeeper leases,
+            SpendBudgets spend,
             WorkerConfig config,
             ObjectMapper mapper) {
         this.attempts = attempts;
@@ -76,6 +86,7 @@ public class ClaimStep {
         this.events = events;
         this.callbacks = callbacks;
         this.leases = leases;
+        this.spend = spend;
         this.config = config;
         this.mapper = mapper;
         this.workerId = config.worker().idOrPid();
@@ -130,17 +141,53 @@ public class ClaimStep {
                 LOG.debugf("Attempt %s is held: provider %s is paused", attempt.id(), attempt.provider());
                 return Decision.NOTHING;
             }
+            String prompt = prompt(job);
+            WorkerConfig.Provider settings = config.provider().get(attempt.provider());
+            SpendBudgets.Reservation reservation = spend.reserve(
+                    job.ownerId(),
+                    attempt.provider(),
+                    settings == null ? "" : settings.model(),
+                    prompt.getBytes(StandardCharsets.UTF_8).length + MESSAGE_FRAMING_TOKENS,
+                    settings == null ? 0 : settings.maxTokens(),
+                    step.now());
+            if (reservation instanceof SpendBudgets.Refused refused) {
+                refuseForSpend(step, refused.reason());
+                return Decision.NOTHING;
+            }
+            if (reservation instanceof SpendBudgets.Unpriced unpriced) {
+                refuseForSpend(step, unpriced.reason());
+                return Decision.NOTHING;
+            }
+            SpendBudgets.Reserved reserved = (SpendBudgets.Reserved) reservation;
             // The claim refuses an attempt with a stored answer, so the free attempt of the common case
             // is claimed without a read of its generation first.
-            if (work.claim(attempt.id(), workerId, step.now(), config.worker().lease())) {
+            if (work.claim(attempt.id(), workerId, step.now(), config.worker().lease(), reserved)) {
                 job.start(step.now());
                 events.record(
                         job.id(),
                         attempt.id(),
                         JobEventKind.ATTEMPT_CLAIMED,
-                        "by " + workerId + ", request sent at " + step.now());
-                return new Decision(Next.CALL, request(step));
+                        "by " + workerId + ", request sent at " + step.now()
+                                + (reserved.amountUsd() == null
+                                        ? ""
+                                        : ", " + reserved.amountUsd().toPlainString() + " USD reserved"));
+                for (SpendBudgets.Standing window : reserved.pastSoftThreshold()) {
+                    events.record(
+                            job.id(),
+                            attempt.id(),
+                            JobEventKind.BUDGET_THRESHOLD,
+                            String.format(
+                                    "owner %s's %s budget past %d%%: %s USD spent, %s USD reserved of %s USD",
+                                    job.ownerId(),
+                                    window.period().wireName(),
+                                    window.softPercent(),
+                                    window.spentUsd().toPlainString(),
+                                    window.reservedUsd().toPlainString(),
+                                    window.limitUsd().toPlainString()));
+                }
+                return new Decision(Next.CALL, request(step, prompt));
             }
+            spend.release(job.ownerId(), reserved);
         }
         if (attempts.generation(attempt.id()).isPresent()) {
             return Decision.of(Next.ELECT);
@@ -174,9 +221,19 @@ public class ClaimStep {
         }
     }
 
-    private ProviderRequest request(Loaded step) {
-        Attempt attempt = step.attempt();
-        Job job = step.job();
+    /**
+     * The call would not fit the owner's money budget, or cannot be priced (rule 20): the attempt fails
+     * without a request, and a job with nothing else open waits for its owner with the reason.
+     */
+    private void refuseForSpend(Loaded step, String reason) {
+        // Whether the job waits for its owner reads the job's other attempts: serialize with their failures.
+        step.lockJob();
+        outcomes.fail(step, reason + "; no request sent");
+        outcomes.awaitOwnerIfNothingOpen(step);
+    }
+
+    /** What the provider is asked: the job's instruction, then its whole input. */
+    private String prompt(Job job) {
         String prompt;
         try {
             prompt = mapper.readTree(job.input()).path("prompt").asText("");
@@ -185,7 +242,11 @@ public class ClaimStep {
         }
         // The input is any JSON object: besides the instruction it carries the context the caller sent
         // (the repository and base the patch is for, and whatever else), which the model needs too.
-        prompt += "\n\nJob input: " + job.input();
+        return prompt + "\n\nJob input: " + job.input();
+    }
+
+    private ProviderRequest request(Loaded step, String prompt) {
+        Attempt attempt = step.attempt();
         return new ProviderRequest(
                 attempt.id(),
                 attempt.requestKey(),

@@ -1,0 +1,137 @@
+package dev.jobapi.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasSize;
+
+import dev.jobapi.api.contract.OutsideTheContract;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import org.junit.jupiter.api.Test;
+
+/**
+ * docs/design.md, rule 20, from the operators' and the owners' side: prices and budgets set and
+ * read through the API, audited; a start whose owner's budget is full refused early with the
+ * figures.
+ */
+@QuarkusTest
+class SpendBudgetAdminTest extends ApiTestSupport {
+
+    private final String otto = Tokens.of("otto", "operator");
+    private final String alice = Tokens.user("alice");
+
+    private Response put(String path, String body) {
+        return as(otto).contentType("application/json").body(body).put(path);
+    }
+
+    @Test
+    void anOperatorSetsPricesAsVersionsAndBudgetsThatOwnersRead() {
+        put(
+                        "/admin/prices/fake-a",
+                        "{\"model\":\"fake-a\",\"inputUsdPerMillionTokens\":3,"
+                                + "\"outputUsdPerMillionTokens\":15,\"reason\":\"list price\"}")
+                .then()
+                .statusCode(200)
+                .body("provider", equalTo("fake-a"))
+                .body("setBy", equalTo("otto"));
+        put(
+                        "/admin/prices/fake-a",
+                        "{\"model\":\"fake-a\",\"inputUsdPerMillionTokens\":2.5,"
+                                + "\"outputUsdPerMillionTokens\":10,\"reason\":\"new contract\"}")
+                .then()
+                .statusCode(200);
+        as(otto).get("/admin/prices")
+                .then()
+                .statusCode(200)
+                .body("$", hasSize(1))
+                .body("[0].inputUsdPerMillionTokens", equalTo(2.5f))
+                .body("[0].reason", equalTo("new contract"));
+        // A change is a new version: the attempts claimed at the old price keep it.
+        assertThat(count("SELECT count(*) FROM provider_price")).isEqualTo(2);
+
+        put("/admin/budgets/alice/month", "{\"limitUsd\":250,\"reason\":\"team plan\"}")
+                .then()
+                .statusCode(200)
+                .body("period", equalTo("month"))
+                .body("limitUsd", equalTo(250.0f))
+                .body("softPercent", equalTo(80))
+                .body("remainingUsd", equalTo(250.0f))
+                .body("defaultBudget", equalTo(false));
+        as(otto).get("/admin/budgets/alice").then().statusCode(200).body("budgets", hasSize(1));
+        as(alice).get("/me").then().statusCode(200).body("budgets[0].period", equalTo("month"));
+        as(Tokens.user("bob")).get("/me").then().statusCode(200).body("budgets", hasSize(0));
+        assertThat(count("SELECT count(*) FROM audit_record WHERE action IN ('price.set', 'budget.set')"))
+                .isEqualTo(3);
+    }
+
+    @Test
+    void aStartWhoseOwnersBudgetIsFullIsRefusedWithTheFigures() {
+        put("/admin/budgets/alice/day", "{\"limitUsd\":10,\"softPercent\":50,\"reason\":\"trial\"}")
+                .then()
+                .statusCode(200);
+        execute("INSERT INTO spend_window (owner_id, period, starts_on, spent_usd, reserved_usd)"
+                + " VALUES ('alice', 'day', (now() AT TIME ZONE 'UTC')::date, 7, 3)");
+
+        Response refused = createJob(alice, "k-full", JOB_BODY);
+        refused.then()
+                .statusCode(429)
+                .contentType("application/problem+json")
+                .body("code", equalTo("spend-budget-exceeded"))
+                .body("period", equalTo("day"))
+                .body("limitUsd", equalTo(10.0f))
+                .body("spentUsd", equalTo(7.0f))
+                .body("reservedUsd", equalTo(3.0f))
+                .body("retryable", equalTo(true));
+        long untilMidnight = Duration.between(
+                        Instant.now(), LocalDate.now(ZoneOffset.UTC).plusDays(1).atStartOfDay(ZoneOffset.UTC))
+                .toSeconds();
+        assertThat(Long.parseLong(refused.header("Retry-After"))).isBetween(untilMidnight - 5, untilMidnight + 5);
+        assertThat(count("SELECT count(*) FROM job")).isZero();
+        // Room again (a call under way settled lower): the same request starts the job.
+        execute("UPDATE spend_window SET reserved_usd = 1");
+        createJob(alice, "k-full", JOB_BODY).then().statusCode(201);
+    }
+
+    @Test
+    @OutsideTheContract("sends what the contract refuses: a negative limit, a period that does not exist")
+    void aBudgetOrPriceOutsideItsBoundsIsAProblemNeverAServerError() {
+        put("/admin/budgets/alice/day", "{\"limitUsd\":-1,\"reason\":\"x\"}")
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("invalid-request"));
+        put("/admin/budgets/alice/day", "{\"limitUsd\":1.0000001,\"reason\":\"x\"}")
+                .then()
+                .statusCode(400);
+        put("/admin/budgets/alice/day", "{\"limitUsd\":1,\"softPercent\":0,\"reason\":\"x\"}")
+                .then()
+                .statusCode(400);
+        put("/admin/budgets/alice/day", "{\"limitUsd\":1}").then().statusCode(400);
+        put("/admin/budgets/alice/week", "{\"limitUsd\":1,\"reason\":\"x\"}")
+                .then()
+                .statusCode(404)
+                .body("code", equalTo("not-found"));
+        put(
+                        "/admin/prices/nope",
+                        "{\"model\":\"m\",\"inputUsdPerMillionTokens\":1,"
+                                + "\"outputUsdPerMillionTokens\":1,\"reason\":\"x\"}")
+                .then()
+                .statusCode(404);
+        put(
+                        "/admin/prices/fake-a",
+                        "{\"inputUsdPerMillionTokens\":1,\"outputUsdPerMillionTokens\":1," + "\"reason\":\"x\"}")
+                .then()
+                .statusCode(400);
+        as(alice)
+                .contentType("application/json")
+                .body("{\"limitUsd\":1000000,\"reason\":\"more\"}")
+                .put("/admin/budgets/alice/day")
+                .then()
+                .statusCode(403);
+        assertThat(count("SELECT count(*) FROM spend_budget")).isZero();
+        assertThat(count("SELECT count(*) FROM provider_price")).isZero();
+    }
+}
