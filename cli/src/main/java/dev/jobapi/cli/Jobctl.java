@@ -41,6 +41,8 @@ import picocli.CommandLine.Spec;
             QuarantineCommand.class,
             ProvidersCommand.class,
             FallbackCommand.class,
+            SpendCommand.Budgets.class,
+            SpendCommand.Prices.class,
             BulkCommand.class,
             CommandLine.HelpCommand.class
         },

@@ -160,6 +160,48 @@ class JobctlTest {
     }
 
     @Test
+    void budgetsSetSendsTheLimitAndSaysWhereTheBudgetStands() throws IOException {
+        String url = api(new String[] {
+            "200",
+            "{\"period\":\"day\",\"periodStartsOn\":\"2026-12-04\",\"limitUsd\":25.000000,\"softPercent\":80,"
+                    + "\"defaultBudget\":false,\"spentUsd\":21.500000,\"reservedUsd\":0.250000,"
+                    + "\"remainingUsd\":3.250000,\"pastSoftThreshold\":true}"
+        });
+
+        assertThat(run("budgets", url, "set", "alice", "day", "--limit-usd", "25", "--reason", "trial"))
+                .isZero();
+
+        assertThat(requests)
+                .singleElement()
+                .asString()
+                .isEqualTo("PUT /admin/budgets/alice/day {\"limitUsd\":25,\"reason\":\"trial\"}");
+        assertThat(out.toString())
+                .contains("alice day from 2026-12-04: limit 25.000000 USD, spent 21.500000, reserved 0.250000,"
+                        + " left 3.250000  PAST 80%");
+        assertThat(run("budgets", url, "set", "alice", "day", "--reason", "no limit"))
+                .isEqualTo(ExitCodes.USAGE);
+    }
+
+    @Test
+    void pricesListPrintsEachModelOrOneJsonDocument() throws IOException {
+        String url = api(new String[] {
+            "200",
+            "[{\"id\":7,\"provider\":\"fake-a\",\"model\":\"fake-a\",\"inputUsdPerMillionTokens\":3.000000,"
+                    + "\"outputUsdPerMillionTokens\":15.000000,\"effectiveFrom\":\"2026-12-04T01:00:00Z\","
+                    + "\"setBy\":\"otto\",\"reason\":\"list price\"}]"
+        });
+
+        assertThat(run("prices", url, "list")).isZero();
+        assertThat(out.toString())
+                .contains("fake-a fake-a: 3.000000 USD in, 15.000000 USD out per million tokens, from"
+                        + " 2026-12-04T01:00:00Z (otto: list price)");
+
+        out.getBuffer().setLength(0);
+        assertThat(run("prices", url, "list", "-o", "json")).isZero();
+        assertThat(out.toString().strip()).startsWith("[").endsWith("]").contains("inputUsdPerMillionTokens");
+    }
+
+    @Test
     void submitWaitFollowsTheJobUntilItCompletes() throws IOException {
         String url = api(job(201, "accepted", 0), job(200, "running", 1), job(200, "completed", 2));
 

@@ -11,12 +11,15 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import dev.jobapi.client.model.AcceptanceRun;
 import dev.jobapi.client.model.Attempt;
+import dev.jobapi.client.model.Budget;
 import dev.jobapi.client.model.DeadLetterPage;
 import dev.jobapi.client.model.Job;
 import dev.jobapi.client.model.JobPage;
 import dev.jobapi.client.model.JobState;
 import dev.jobapi.client.model.KillSwitch;
 import dev.jobapi.client.model.NewJob;
+import dev.jobapi.client.model.OwnerBudgets;
+import dev.jobapi.client.model.Price;
 import dev.jobapi.client.model.ProviderPauseState;
 import dev.jobapi.client.model.ProviderStatus;
 import dev.jobapi.client.model.ReplayResult;
@@ -24,6 +27,7 @@ import dev.jobapi.client.model.Submitted;
 import dev.jobapi.client.model.TimelineEvent;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.math.BigDecimal;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -421,6 +425,48 @@ public final class JobApiClient {
                         Safety.IDEMPOTENT,
                         Map.of())),
                 ProviderPauseState.class);
+    }
+
+    /** An owner's money budgets and where each stands (operators). */
+    public OwnerBudgets budgets(String owner) {
+        return read(get("/admin/budgets/" + segment(owner)), OwnerBudgets.class);
+    }
+
+    /** Sets an owner's money budget for a period ({@code day} or {@code month}); audited. */
+    public Budget setBudget(String owner, String period, BigDecimal limitUsd, Integer softPercent, String reason) {
+        ObjectNode change = MAPPER.createObjectNode().put("limitUsd", limitUsd).put("reason", reason);
+        if (softPercent != null) {
+            change.put("softPercent", softPercent);
+        }
+        return read(
+                send(new Call(
+                        "PUT",
+                        "/admin/budgets/" + segment(owner) + "/" + segment(period),
+                        bytes(change),
+                        null,
+                        Safety.IDEMPOTENT,
+                        Map.of())),
+                Budget.class);
+    }
+
+    /** The price in force for each provider and model (operators). */
+    public List<Price> prices() {
+        return read(get("/admin/prices"), new TypeReference<>() {});
+    }
+
+    /**
+     * Sets a new price version of a provider's model, from now on; audited. Not idempotent: each call
+     * is a version, so it is sent once.
+     */
+    public Price setPrice(String provider, String model, BigDecimal inputUsd, BigDecimal outputUsd, String reason) {
+        ObjectNode change = MAPPER.createObjectNode()
+                .put("model", model)
+                .put("inputUsdPerMillionTokens", inputUsd)
+                .put("outputUsdPerMillionTokens", outputUsd)
+                .put("reason", reason);
+        return read(
+                send(new Call("PUT", "/admin/prices/" + segment(provider), bytes(change), null, Safety.ONCE, Map.of())),
+                Price.class);
     }
 
     public AcceptanceRun acceptanceRun(String provider, UUID runId) {

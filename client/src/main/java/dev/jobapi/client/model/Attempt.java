@@ -1,9 +1,13 @@
 package dev.jobapi.client.model;
 
+import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.UUID;
 
-/** The Attempt representation: one try of a job at one provider. */
+/**
+ * The Attempt representation: one try of a job at one provider. {@code reservedUsd}: what its claim
+ * reserved in the owner's money budgets; {@code costUsd}: its reported usage at the claim's price.
+ */
 public record Attempt(
         UUID id,
         UUID jobId,
@@ -15,6 +19,8 @@ public record Attempt(
         String reviewedBy,
         boolean quarantined,
         Usage usage,
+        BigDecimal reservedUsd,
+        BigDecimal costUsd,
         Instant createdAt,
         Instant updatedAt) {
 

@@ -1,0 +1,142 @@
+package dev.jobapi.cli;
+
+import dev.jobapi.client.model.Budget;
+import dev.jobapi.client.model.OwnerBudgets;
+import dev.jobapi.client.model.Price;
+import java.io.PrintWriter;
+import java.math.BigDecimal;
+import java.util.List;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/** {@code jobctl budgets} and {@code jobctl prices}: money budgets per owner and the price table (operators). */
+final class SpendCommand {
+
+    private SpendCommand() {}
+
+    @Command(
+            name = "budgets",
+            description = "Owners' money budgets, reserved before each call (operators; docs/design.md, rule 20).")
+    static final class Budgets {
+
+        @ParentCommand
+        Jobctl jobctl;
+
+        @Spec
+        CommandSpec spec;
+
+        @Command(name = "show", description = "OWNER's budgets: limit, spent, reserved by calls under way, left.")
+        int show(@Parameters(paramLabel = "OWNER") String owner, @Mixin OutputFormat output) {
+            OwnerBudgets budgets = jobctl.client(Jobctl.OPERATOR).budgets(owner);
+            if (output.json()) {
+                JobsCommand.printJson(spec, budgets);
+                return ExitCodes.OK;
+            }
+            PrintWriter out = spec.commandLine().getOut();
+            if (budgets.budgets().isEmpty()) {
+                out.printf("%s has no money budget%n", owner);
+            }
+            budgets.budgets().forEach(budget -> print(out, owner, budget));
+            return ExitCodes.OK;
+        }
+
+        @Command(
+                name = "set",
+                description = "Set OWNER's budget for PERIOD (day or month, UTC) from the next call on. Audited.")
+        int set(
+                @Parameters(paramLabel = "OWNER") String owner,
+                @Parameters(paramLabel = "PERIOD", description = "day or month") String period,
+                @Option(names = "--limit-usd", required = true, description = "US dollars per period.")
+                        BigDecimal limitUsd,
+                @Option(names = "--soft-percent", description = "Past this share a call records an event (80).")
+                        Integer softPercent,
+                @Option(names = "--reason", required = true, description = "Why (audited).") String reason,
+                @Mixin OutputFormat output) {
+            Budget budget = jobctl.client(Jobctl.OPERATOR).setBudget(owner, period, limitUsd, softPercent, reason);
+            if (output.json()) {
+                JobsCommand.printJson(spec, budget);
+                return ExitCodes.OK;
+            }
+            print(spec.commandLine().getOut(), owner, budget);
+            return ExitCodes.OK;
+        }
+
+        private static void print(PrintWriter out, String owner, Budget budget) {
+            out.printf(
+                    "%s %s from %s: limit %s USD, spent %s, reserved %s, left %s%s%s%n",
+                    owner,
+                    budget.period(),
+                    budget.periodStartsOn(),
+                    budget.limitUsd().toPlainString(),
+                    budget.spentUsd().toPlainString(),
+                    budget.reservedUsd().toPlainString(),
+                    budget.remainingUsd().toPlainString(),
+                    budget.defaultBudget() ? " (the default)" : "",
+                    budget.pastSoftThreshold() ? "  PAST " + budget.softPercent() + "%" : "");
+        }
+    }
+
+    @Command(name = "prices", description = "The price table, per provider and model (operators).")
+    static final class Prices {
+
+        @ParentCommand
+        Jobctl jobctl;
+
+        @Spec
+        CommandSpec spec;
+
+        @Command(name = "list", description = "The price in force for each provider and model.")
+        int list(@Mixin OutputFormat output) {
+            List<Price> prices = jobctl.client(Jobctl.OPERATOR).prices();
+            if (output.json()) {
+                JobsCommand.printJson(spec, prices);
+                return ExitCodes.OK;
+            }
+            prices.forEach(price -> print(spec.commandLine().getOut(), price));
+            return ExitCodes.OK;
+        }
+
+        @Command(
+                name = "set",
+                description =
+                        "A new price for PROVIDER's model from now on; calls claimed before keep theirs." + " Audited.")
+        int set(
+                @Parameters(paramLabel = "PROVIDER") String provider,
+                @Option(names = "--model", required = true, description = "The model the provider is configured with.")
+                        String model,
+                @Option(names = "--input-usd", required = true, description = "US dollars per million prompt tokens.")
+                        BigDecimal input,
+                @Option(
+                                names = "--output-usd",
+                                required = true,
+                                description = "US dollars per million completion tokens.")
+                        BigDecimal outputUsd,
+                @Option(names = "--reason", required = true, description = "Why (audited).") String reason,
+                @Mixin OutputFormat output) {
+            Price price = jobctl.client(Jobctl.OPERATOR).setPrice(provider, model, input, outputUsd, reason);
+            if (output.json()) {
+                JobsCommand.printJson(spec, price);
+                return ExitCodes.OK;
+            }
+            print(spec.commandLine().getOut(), price);
+            return ExitCodes.OK;
+        }
+
+        private static void print(PrintWriter out, Price price) {
+            out.printf(
+                    "%s %s: %s USD in, %s USD out per million tokens, from %s (%s: %s)%n",
+                    price.provider(),
+                    price.model(),
+                    price.inputUsdPerMillionTokens().toPlainString(),
+                    price.outputUsdPerMillionTokens().toPlainString(),
+                    price.effectiveFrom(),
+                    price.setBy(),
+                    price.reason());
+        }
+    }
+}
