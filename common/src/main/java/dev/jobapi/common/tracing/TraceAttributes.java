@@ -17,12 +17,15 @@ public final class TraceAttributes {
     /** The claim's decision: what the delivery goes on to do (call, park, elect, ...). */
     public static final AttributeKey<String> CLAIM_NEXT = AttributeKey.stringKey("jobapi.claim.next");
 
-    /** The provider call: the attempt's provider name, the model sent, the tokens the provider reported. */
+    /**
+     * The provider call: the attempt's provider name, the model sent, the tokens the provider reported
+     * (OpenTelemetry's GenAI semantic conventions' names, so GenAI dashboards read them as they are).
+     */
     public static final AttributeKey<String> PROVIDER = AttributeKey.stringKey("jobapi.provider");
 
     public static final AttributeKey<String> MODEL = AttributeKey.stringKey("jobapi.model");
-    public static final AttributeKey<Long> TOKENS_IN = AttributeKey.longKey("jobapi.tokens.in");
-    public static final AttributeKey<Long> TOKENS_OUT = AttributeKey.longKey("jobapi.tokens.out");
+    public static final AttributeKey<Long> TOKENS_IN = AttributeKey.longKey("gen_ai.usage.input_tokens");
+    public static final AttributeKey<Long> TOKENS_OUT = AttributeKey.longKey("gen_ai.usage.output_tokens");
 
     /** What a step came to: the provider's outcome, whether the record goes on to the election. */
     public static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("jobapi.outcome");
