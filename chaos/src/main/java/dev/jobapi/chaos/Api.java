@@ -47,7 +47,10 @@ final class Api {
     /** Told of every POST /jobs answer (the clustered soak's intake figures); none by default. */
     private volatile java.util.function.IntConsumer intake = status -> {};
 
-    /** The listener gets each POST /jobs answer's status, or -1 when no answer came. */
+    /**
+     * The listener gets each POST /jobs answer's status, or -1 when no answer came or a 5xx came from a process
+     * shutting down (not a problem of ours).
+     */
     void onIntake(java.util.function.IntConsumer listener) {
         this.intake = listener;
     }
@@ -94,14 +97,18 @@ final class Api {
                 }
                 throw noAnswer;
             }
-            if (isIntake) {
-                intake.accept(response.statusCode());
-            }
             JsonNode body;
             try {
                 body = response.body().isEmpty() ? MissingNode.getInstance() : JSON.readTree(response.body());
             } catch (IOException notJson) {
                 body = MissingNode.getInstance();
+            }
+            if (isIntake) {
+                // A 5xx that is not one of our problems (no code) came from a process stopping (Quarkus answers
+                // 503 with no body once its shutdown began): the process was going away, as with no answer.
+                boolean application = response.statusCode() < 500
+                        || !body.path("code").asText("").isEmpty();
+                intake.accept(application ? response.statusCode() : -1);
             }
             boolean replayed = response.headers()
                     .firstValue("Idempotent-Replayed")

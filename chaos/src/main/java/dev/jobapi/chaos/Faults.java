@@ -336,6 +336,13 @@ final class Faults {
         }
     }
 
+    /** Tells the recovery watch that the soak is stopping {@code process} on purpose. */
+    private void stopping(String process) {
+        if (recovery != null) {
+            recovery.stopped(process);
+        }
+    }
+
     /** SIGKILL of broker node {@code node}, down for a few seconds (a pod rescheduled), started again. */
     private String killAndRestart(Kind kind, int node, String why) throws InterruptedException {
         Instant at = Instant.now();
@@ -482,6 +489,7 @@ final class Faults {
         Ctl.Stop stop = null;
         String how;
         try {
+            stopping(name);
             stop = ctl.term(name, GRACE_SECONDS);
             how = switch (stop.outcome()) {
                 case EXITED -> "SIGTERM, exited after " + stop.seconds() + " s";
@@ -623,6 +631,7 @@ final class Faults {
         switch (fault.kind()) {
             case WORKER_SIGKILL -> {
                 String worker = "worker-" + fault.process();
+                stopping(worker);
                 ctl.kill(worker);
                 Thread.sleep(1_000);
                 ctl.spawn(worker);
@@ -631,6 +640,7 @@ final class Faults {
             case API_SIGKILL_MID_REQUEST -> {
                 String process = "api-" + fault.process();
                 boolean midRequest = awaitRequestInFlight(fault.process() - 1);
+                stopping(process);
                 ctl.kill(process);
                 Thread.sleep(1_000);
                 ctl.spawn(process);

@@ -56,11 +56,13 @@ final class Recovery {
 
     /**
      * One fault's figures; a null duration is "not back within the horizon", and {@code sampled} false is "no
-     * broker sample in the window" (the worker and member figures then say nothing). {@code restarted}: the
+     * broker sample in the window" (the worker and member figures then say nothing). {@code watched}: how long
+     * after the fault its broker samples were taken (cut short by the next fault). {@code restarted}: the
      * processes that were down or starting in the window, left out of the worker and connection figures.
      */
     record Healed(
             Mark mark,
+            Duration watched,
             Set<String> restarted,
             int failedIntake,
             int unanswered,
@@ -81,6 +83,7 @@ final class Recovery {
     private final ConcurrentLinkedQueue<Readiness> readiness = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<BrokerSample> broker = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Mark> marks = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Stop> stops = new ConcurrentLinkedQueue<>();
     private volatile boolean stop;
     private final List<Thread> threads = new ArrayList<>();
 
@@ -193,13 +196,15 @@ final class Recovery {
         List<Healed> out = new ArrayList<>();
         List<Mark> database = all.stream().filter(m -> !m.broker()).toList();
         List<Readiness> probes = List.copyOf(readiness);
-        for (Mark mark : all) {
+        for (int i = 0; i < all.size(); i++) {
+            Mark mark = all.get(i);
             out.add(healed(
                     mark,
                     List.copyOf(intake),
                     List.copyOf(broker),
                     mark.broker() ? database : List.of(),
-                    restarted(mark, probes)));
+                    restarted(mark, List.copyOf(stops), probes),
+                    i + 1 < all.size() ? all.get(i + 1).at() : null));
         }
         return out;
     }
@@ -209,22 +214,34 @@ final class Recovery {
     /** How long after a fault was undone intake failures are counted against it. */
     static final Duration INTAKE_TAIL = Duration.ofSeconds(30);
 
-    /** How long before a fault a process that did not answer its probe is taken as still starting. */
-    static final Duration STARTING_BEFORE = Duration.ofSeconds(5);
+    /** A process the soak stopped on purpose (a kill or a rollout's SIGTERM), and when. */
+    record Stop(String process, Instant at) {}
+
+    /** The soak stopped {@code process} now: until it is ready again it is restarting. */
+    void stopped(String process) {
+        stops.add(new Stop(process, Instant.now()));
+    }
 
     /**
-     * The processes that did not answer a readiness probe from {@link #STARTING_BEFORE} before the fault until
-     * a minute after it was undone: killed, rolled or starting, by another fault than this one (a broker fault
-     * never stops a process). Whether they consume again, and with how many connections, says how long a
-     * start-up takes, not how the services survive the broker, so the figures leave them out (and name them).
+     * The processes restarting at some time from the fault until a minute after it was undone: stopped by
+     * the soak (a kill, a rollout) and not ready again yet. Whether they consume again, and with how many
+     * connections, says how long a start-up takes, not how the services survive the broker, so the
+     * figures leave them out (and name them). A process merely slow to answer its probe is not one of them.
      */
-    static Set<String> restarted(Mark mark, List<Readiness> probes) {
-        Instant from = mark.at().minus(STARTING_BEFORE);
+    static Set<String> restarted(Mark mark, List<Stop> stops, List<Readiness> probes) {
         Instant until = mark.ended().plusSeconds(60);
         Set<String> out = new java.util.TreeSet<>();
-        for (Readiness probe : probes) {
-            if (!probe.answered() && !probe.at().isBefore(from) && probe.at().isBefore(until)) {
-                out.add(probe.process());
+        for (Stop stop : stops) {
+            if (!stop.at().isBefore(until)) {
+                continue;
+            }
+            Instant readyAgain = probes.stream()
+                    .filter(p -> p.process().equals(stop.process()) && p.ready() && p.at().isAfter(stop.at()))
+                    .map(Readiness::at)
+                    .min(Instant::compareTo)
+                    .orElse(Instant.MAX);
+            if (readyAgain.isAfter(mark.at())) {
+                out.add(stop.process());
             }
         }
         return out;
@@ -241,8 +258,14 @@ final class Recovery {
             List<IntakeAnswer> intake,
             List<BrokerSample> broker,
             List<Mark> explainedBy,
-            Set<String> restarted) {
+            Set<String> restarted,
+            Instant nextFault) {
+        // The broker samples of this fault: until a minute after it was undone, or until the next fault hit,
+        // whose effects would otherwise be counted against this one.
         Instant until = mark.ended().plusSeconds(60);
+        if (nextFault != null && nextFault.isBefore(until)) {
+            until = nextFault;
+        }
         Instant intakeUntil = mark.ended().plus(INTAKE_TAIL);
         // Intake: the first 2xx after the last failed POST /jobs of the window.
         Instant lastFailed = null;
@@ -326,6 +349,7 @@ final class Recovery {
         }
         return new Healed(
                 mark,
+                Duration.between(mark.at(), until),
                 Set.copyOf(restarted),
                 failed,
                 unanswered,
@@ -403,6 +427,8 @@ final class Recovery {
         List<Healed> all = healed();
         Map<String, Duration> notReady = longestBrokerNotReady();
         StringBuilder out = new StringBuilder("\n## Clustered: recovery per fault\n\n");
+        out.append("Each fault's broker samples run until a minute after it was undone or until the next fault hit,"
+                + " whichever is first. ");
         out.append("Broker samples (`ctl mq-watch`) every ")
                 .append(brokerEvery.toSeconds())
                 .append(" s, so the worker and member figures are that coarse; readiness every 0.5 s.\n\n");
@@ -410,8 +436,9 @@ final class Recovery {
                 + " s after it was undone (for a broker fault, not while a database fault was under way or in its "
                 + DATABASE_TAIL.toSeconds() + " s tail); unanswered: no answer at all (the process was down: a kill"
                 + " or a rollout), reported only.\n\n");
-        out.append("Restarted: processes that did not answer their readiness probe around the fault (killed, rolled"
-                + " or starting, by another fault); the worker and connection figures leave them out.\n\n");
+        out.append("Restarted: processes the soak had stopped (a kill, a rollout) and that were not ready again at"
+                + " some time from the fault until a minute after it was undone; the worker and connection figures"
+                + " leave them out.\n\n");
         out.append("| at | fault | POST /jobs 5xx | unanswered | intake 2xx again | every worker consuming again"
                 + " | jobs.attempts 3 members again | broker connections per process | restarted |\n");
         out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
@@ -480,7 +507,11 @@ final class Recovery {
         if (!h.sampled()) {
             return;
         }
-        if (h.mark().nodeDeath() && (h.workers() == null || h.workers().compareTo(WORKERS_BOUND) > 0)) {
+        // Not back when the next fault hit, sooner than the bound: this fault's figure says nothing.
+        boolean cutBeforeTheBound = h.workers() == null && h.watched().compareTo(WORKERS_BOUND) <= 0;
+        if (h.mark().nodeDeath()
+                && !cutBeforeTheBound
+                && (h.workers() == null || h.workers().compareTo(WORKERS_BOUND) > 0)) {
             out.add("workers consuming again " + seconds(h.workers()) + " after: " + what + " (bound "
                     + WORKERS_BOUND.toSeconds() + " s)");
         }

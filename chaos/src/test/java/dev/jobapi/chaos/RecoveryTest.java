@@ -44,7 +44,7 @@ class RecoveryTest {
                 sample(16, 2, 2, w1, w2),
                 sample(20, 2, 3, w1, w2, "worker-2 chaos-c2@localhost jobapi-attempt-consumer"));
 
-        Recovery.Healed healed = Recovery.healed(kill, intake, broker, List.of(), Set.of());
+        Recovery.Healed healed = Recovery.healed(kill, intake, broker, List.of(), Set.of(), null);
 
         assertThat(healed.failedIntake()).isEqualTo(2);
         assertThat(healed.unanswered()).isEqualTo(1);
@@ -62,10 +62,10 @@ class RecoveryTest {
         String w1 = "worker-1 chaos-c1@localhost jobapi-attempt-consumer";
         String a1 = "api-1 chaos-c2@localhost jobapi-broker-connection";
         Recovery.Healed regained = Recovery.healed(
-                close, List.of(), List.of(sample(8, 1, 3, w1), sample(12, 1, 3, w1, a1)), List.of(), Set.of());
+                close, List.of(), List.of(sample(8, 1, 3, w1), sample(12, 1, 3, w1, a1)), List.of(), Set.of(), null);
         assertThat(regained.connectionsBack()).isTrue();
         Recovery.Healed lost = Recovery.healed(
-                close, List.of(), List.of(sample(8, 1, 3, w1, a1), sample(12, 1, 3, w1)), List.of(), Set.of());
+                close, List.of(), List.of(sample(8, 1, 3, w1, a1), sample(12, 1, 3, w1)), List.of(), Set.of(), null);
         assertThat(lost.connectionsBack()).isFalse();
         assertThat(lost.connections()).contains("api-1=1→0");
     }
@@ -79,7 +79,8 @@ class RecoveryTest {
                 List.of(new Recovery.IntakeAnswer(at(11), 201)),
                 List.of(sample(8, 1, 3, w1), sample(12, 1, 3, w1)),
                 List.of(),
-                Set.of());
+                Set.of(),
+                null);
         assertThat(quiet.intake()).isEqualTo(Duration.ZERO);
         assertThat(quiet.workers()).isEqualTo(Duration.ZERO);
         assertThat(quiet.connectionsBack()).isTrue();
@@ -89,7 +90,8 @@ class RecoveryTest {
                 List.of(),
                 List.of(sample(8, 1, 3, w1), sample(12, 0, 2), sample(16, 0, 2)),
                 List.of(),
-                Set.of());
+                Set.of(),
+                null);
         assertThat(never.workers()).isNull();
         assertThat(never.members()).isNull();
         assertThat(Recovery.seconds(never.workers())).isEqualTo("**not back**");
@@ -103,7 +105,7 @@ class RecoveryTest {
                 new Recovery.IntakeAnswer(at(12), 500),
                 new Recovery.IntakeAnswer(at(36), 500),
                 new Recovery.IntakeAnswer(at(40), 201));
-        Recovery.Healed healed = Recovery.healed(kill, intake, List.of(), List.of(failover), Set.of());
+        Recovery.Healed healed = Recovery.healed(kill, intake, List.of(), List.of(failover), Set.of(), null);
         assertThat(healed.failedIntake()).isEqualTo(1);
         assertThat(healed.intake()).isEqualTo(Duration.ofSeconds(30));
         assertThat(healed.sampled()).isFalse();
@@ -115,9 +117,14 @@ class RecoveryTest {
         List<Recovery.Readiness> probes = List.of(
                 new Recovery.Readiness("worker-2", at(4), true, false, true),
                 new Recovery.Readiness("worker-2", at(6), false, false, false),
-                new Recovery.Readiness("worker-1", at(6), true, false, true),
-                new Recovery.Readiness("worker-3", at(90), false, false, false));
-        Set<String> restarted = Recovery.restarted(kill, probes);
+                new Recovery.Readiness("worker-2", at(30), true, false, true),
+                new Recovery.Readiness("worker-1", at(6), false, false, false), // slow to answer, not stopped
+                new Recovery.Readiness("worker-3", at(2), true, false, true));
+        List<Recovery.Stop> stops = List.of(
+                new Recovery.Stop("worker-2", at(5)), // stopped before the fault, ready again after it
+                new Recovery.Stop("worker-3", at(1)), // stopped and ready again before the fault
+                new Recovery.Stop("worker-1", at(200))); // stopped after the window
+        Set<String> restarted = Recovery.restarted(kill, stops, probes);
         assertThat(restarted).containsExactly("worker-2");
 
         String w1 = "worker-1 chaos-c1@localhost jobapi-attempt-consumer";
@@ -128,14 +135,19 @@ class RecoveryTest {
                 sample(14, 1, 3, w1, "gone chaos-c2@localhost jobapi-attempt-consumer"),
                 sample(60, 1, 3, w1));
 
-        Recovery.Healed healed = Recovery.healed(kill, List.of(), broker, List.of(), restarted);
+        Recovery.Healed healed = Recovery.healed(kill, List.of(), broker, List.of(), restarted, null);
         assertThat(healed.workers()).isEqualTo(Duration.ofSeconds(4));
         assertThat(healed.connectionsBack()).isTrue();
         assertThat(healed.restarted()).containsExactly("worker-2");
 
-        Recovery.Healed counted = Recovery.healed(kill, List.of(), broker, List.of(), Set.of());
+        Recovery.Healed counted = Recovery.healed(kill, List.of(), broker, List.of(), Set.of(), null);
         assertThat(counted.workers()).isNull();
         assertThat(counted.connectionsBack()).isFalse();
+
+        // The next fault at 13 s cuts the window: what it does to the workers is not this fault's.
+        Recovery.Healed cut = Recovery.healed(kill, List.of(), broker, List.of(), Set.of(), at(13));
+        assertThat(cut.watched()).isEqualTo(Duration.ofSeconds(3));
+        assertThat(cut.workers()).isNull();
     }
 
     @Test
