@@ -57,12 +57,15 @@ final class Recovery {
     /**
      * One fault's figures; a null duration is "not back within the horizon", and {@code sampled} false is "no
      * broker sample in the window" (the worker and member figures then say nothing). {@code watched}: how long
-     * after the fault its broker samples were taken (cut short by the next fault). {@code restarted}: the
+     * after the fault its broker samples were taken (cut short by the next fault). {@code databaseFaultDuring}:
+     * a database fault was under way in that time (a worker starting then waits for the database, not the
+     * broker). {@code restarted}: the
      * processes that were down or starting in the window, left out of the worker and connection figures.
      */
     record Healed(
             Mark mark,
             Duration watched,
+            boolean databaseFaultDuring,
             Set<String> restarted,
             int failedIntake,
             int unanswered,
@@ -214,6 +217,9 @@ final class Recovery {
     /** How long after a fault was undone intake failures are counted against it. */
     static final Duration INTAKE_TAIL = Duration.ofSeconds(30);
 
+    /** Two AMQP heartbeats: by then a client has noticed a lost connection and replaced it. */
+    static final Duration CONNECTIONS_SETTLE = Duration.ofSeconds(10);
+
     /** A process the soak stopped on purpose (a kill or a rollout's SIGTERM), and when. */
     record Stop(String process, Instant at) {}
 
@@ -326,8 +332,16 @@ final class Recovery {
         // holds two connections of one name: a replaced connection whose old one was never closed).
         String connections = "no sample";
         boolean connectionsBack = true;
-        if (before != null && !during.isEmpty()) {
-            Facts.Watch last = during.get(during.size() - 1).watch();
+        // Compared on the last sample taken two heartbeats after the fault ended: one taken while it was still
+        // closing connections, node by node, counts connections between their close and their replacement.
+        Instant settledFrom = mark.ended().plus(CONNECTIONS_SETTLE);
+        List<BrokerSample> settled =
+                during.stream().filter(b -> !b.at().isBefore(settledFrom)).toList();
+        if (before != null && !during.isEmpty() && settled.isEmpty()) {
+            connections = "no sample " + CONNECTIONS_SETTLE.toSeconds() + " s after the fault ended";
+        }
+        if (before != null && !settled.isEmpty()) {
+            Facts.Watch last = settled.get(settled.size() - 1).watch();
             Map<String, Integer> was = runningThroughout(before.watch().connectionsPerService(), restarted);
             Map<String, Integer> now = runningThroughout(last.connectionsPerService(), restarted);
             Map<String, String> lines = new LinkedHashMap<>();
@@ -347,9 +361,14 @@ final class Recovery {
             }
             connections = lines.isEmpty() ? "none lost or leaked " + now : lines.toString();
         }
+        Instant windowEnd = until;
+        boolean databaseFaultDuring = explainedBy.stream()
+                .anyMatch(db -> db.at().isBefore(windowEnd)
+                        && db.ended().plus(DATABASE_TAIL).isAfter(mark.at()));
         return new Healed(
                 mark,
                 Duration.between(mark.at(), until),
+                databaseFaultDuring,
                 Set.copyOf(restarted),
                 failed,
                 unanswered,
@@ -511,6 +530,7 @@ final class Recovery {
         boolean cutBeforeTheBound = h.workers() == null && h.watched().compareTo(WORKERS_BOUND) <= 0;
         if (h.mark().nodeDeath()
                 && !cutBeforeTheBound
+                && !h.databaseFaultDuring()
                 && (h.workers() == null || h.workers().compareTo(WORKERS_BOUND) > 0)) {
             out.add("workers consuming again " + seconds(h.workers()) + " after: " + what + " (bound "
                     + WORKERS_BOUND.toSeconds() + " s)");

@@ -42,7 +42,7 @@ class RecoveryTest {
                 sample(8, 2, 3, w1, w2),
                 sample(12, 1, 2, w1),
                 sample(16, 2, 2, w1, w2),
-                sample(20, 2, 3, w1, w2, "worker-2 chaos-c2@localhost jobapi-attempt-consumer"));
+                sample(26, 2, 3, w1, w2, "worker-2 chaos-c2@localhost jobapi-attempt-consumer"));
 
         Recovery.Healed healed = Recovery.healed(kill, intake, broker, List.of(), Set.of(), null);
 
@@ -51,7 +51,7 @@ class RecoveryTest {
         assertThat(healed.sampled()).isTrue();
         assertThat(healed.intake()).isEqualTo(Duration.ofMillis(4500));
         assertThat(healed.workers()).isEqualTo(Duration.ofSeconds(6));
-        assertThat(healed.members()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(healed.members()).isEqualTo(Duration.ofSeconds(16));
         assertThat(healed.connectionsBack()).isFalse();
         assertThat(healed.connections()).contains("worker-2=two connections of one name");
     }
@@ -62,10 +62,20 @@ class RecoveryTest {
         String w1 = "worker-1 chaos-c1@localhost jobapi-attempt-consumer";
         String a1 = "api-1 chaos-c2@localhost jobapi-broker-connection";
         Recovery.Healed regained = Recovery.healed(
-                close, List.of(), List.of(sample(8, 1, 3, w1), sample(12, 1, 3, w1, a1)), List.of(), Set.of(), null);
+                close, List.of(), List.of(sample(8, 1, 3, w1), sample(22, 1, 3, w1, a1)), List.of(), Set.of(), null);
         assertThat(regained.connectionsBack()).isTrue();
-        Recovery.Healed lost = Recovery.healed(
+        // A sample while the fault may still be closing connections is no measure of what came back.
+        Recovery.Healed early = Recovery.healed(
                 close, List.of(), List.of(sample(8, 1, 3, w1, a1), sample(12, 1, 3, w1)), List.of(), Set.of(), null);
+        assertThat(early.connectionsBack()).isTrue();
+        assertThat(early.connections()).startsWith("no sample 10 s after");
+        Recovery.Healed lost = Recovery.healed(
+                close,
+                List.of(),
+                List.of(sample(8, 1, 3, w1, a1), sample(12, 1, 3, w1, a1), sample(24, 1, 3, w1)),
+                List.of(),
+                Set.of(),
+                null);
         assertThat(lost.connectionsBack()).isFalse();
         assertThat(lost.connections()).contains("api-1=1→0");
     }
