@@ -385,6 +385,15 @@ function results(run) {
   );
 }
 
+/** What holds a provider's calls now (docs/design.md, rule 21): its announced rate limit or its breaker. */
+function gateText(health) {
+  if (health.limitedUntil) {
+    return `rate limited until ${new Date(health.limitedUntil).toLocaleTimeString()}`;
+  }
+  const next = health.retryAt ? `, next probe ${new Date(health.retryAt).toLocaleTimeString()}` : '';
+  return `breaker ${health.breaker.replace('_', ' ')}${next}`;
+}
+
 function providerRow(p) {
   const run = state.runs.get(p.name) || p.latestRun;
   const going = run && (run.state === 'requested' || run.state === 'running');
@@ -414,6 +423,14 @@ function providerRow(p) {
             'data-testid': 'provider-paused',
             title: p.paused.reason,
             text: `paused by ${p.paused.pausedBy}: ${p.paused.reason}`,
+          })
+        : null,
+      p.health && !p.health.open
+        ? h('span', {
+            class: 'badge state-needs_review block',
+            'data-testid': 'provider-gate',
+            title: p.health.limitReason || p.health.lastFault || '',
+            text: gateText(p.health),
           })
         : null,
     ),

@@ -119,6 +119,28 @@ class ProviderAdminTest extends ApiTestSupport {
                 .statusCode(404);
     }
 
+    /** Rule 21: each provider's health gate, as the workers share it, is shown to operators. */
+    @Test
+    void aProvidersHealthGateIsShownWithWhatHoldsItsCalls() {
+        execute("INSERT INTO provider_health (provider, state, window_started_at, window_calls, window_faults,"
+                + " opened_at, retry_at, last_fault, updated_at) VALUES ('fake-a', 'open', now(), 20, 17, now(),"
+                + " now() + interval '15 seconds', 'provider answered 503: overloaded', now())");
+        execute("INSERT INTO provider_health (provider, window_started_at, limited_until, limit_reason, updated_at)"
+                + " VALUES ('fake-b', now(), now() + interval '1 minute', 'provider answered 429', now())");
+
+        as(otto).get("/admin/providers")
+                .then()
+                .statusCode(200)
+                .body("find { it.name == 'fake-a' }.health.breaker", equalTo("open"))
+                .body("find { it.name == 'fake-a' }.health.windowFaults", equalTo(17))
+                .body("find { it.name == 'fake-a' }.health.lastFault", startsWith("provider answered 503"))
+                .body("find { it.name == 'fake-a' }.health.open", equalTo(false))
+                .body("find { it.name == 'fake-b' }.health.breaker", equalTo("closed"))
+                .body("find { it.name == 'fake-b' }.health.limitReason", equalTo("provider answered 429"))
+                .body("find { it.name == 'fake-b' }.health.open", equalTo(false))
+                .body("find { it.name == 'fake-anthropic' }.health.open", equalTo(true));
+    }
+
     @Test
     @OutsideTheContract("a pause without its required reason")
     void aPauseWithoutAReasonIsRefused() {

@@ -2,12 +2,14 @@ package dev.jobapi.cli;
 
 import dev.jobapi.client.JobApiClient;
 import dev.jobapi.client.model.AcceptanceRun;
+import dev.jobapi.client.model.ProviderHealth;
 import dev.jobapi.client.model.ProviderPauseState;
 import dev.jobapi.client.model.ProviderStatus;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Locale;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -56,6 +58,18 @@ final class ProvidersCommand {
                         provider.paused().pausedBy(),
                         provider.paused().pausedAt(),
                         provider.paused().reason());
+            }
+            ProviderHealth health = provider.health();
+            if (health != null && !"closed".equals(health.breaker())) {
+                out.printf(
+                        "    BREAKER %s since %s, next probe at %s: %s%n",
+                        health.breaker().toUpperCase(Locale.ROOT),
+                        health.openedAt(),
+                        health.retryAt(),
+                        health.lastFault());
+            }
+            if (health != null && health.limitedUntil() != null) {
+                out.printf("    RATE LIMITED until %s: %s%n", health.limitedUntil(), health.limitReason());
             }
         }
         return ExitCodes.OK;

@@ -1,5 +1,6 @@
 package dev.jobapi.fakeprovider;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
@@ -9,6 +10,7 @@ import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
@@ -42,6 +44,7 @@ public final class FakeProvider implements AutoCloseable {
     private static final String REQUESTS = "/fake/requests";
     private static final String CALLBACKS = "/fake/callbacks";
     private static final String LOOKUPS = "/fake/lookups";
+    private static final String OUTAGE = "/fake/outage";
 
     private final HttpServer server;
     private final ExecutorService executor;
@@ -109,6 +112,24 @@ public final class FakeProvider implements AutoCloseable {
      */
     public void clearScripts() {
         state.set(new ProviderState());
+    }
+
+    /**
+     * An outage: for {@code length} from now every request for {@code model} (null: any model) is answered {@code
+     * status} (and logged, its step the failure), the scripts left where they were; the same as {@code POST
+     * /fake/outage} with {@code {"status", "forMs", "model"}} ({@code model} optional).
+     */
+    public void startOutage(int status, Duration length, String model) {
+        if (status < 400 || status > 599 || length.isNegative()) {
+            throw new IllegalArgumentException(
+                    "An outage answers an error status 400-599 for a length of time, not " + status + " for " + length);
+        }
+        answering.startOutage(status, length, model);
+    }
+
+    /** Ends an outage early; the same as {@code DELETE /fake/outage}. */
+    public void endOutage() {
+        answering.endOutage();
     }
 
     /** What was received, in arrival order; the same as {@code GET /fake/requests}. */
@@ -190,6 +211,23 @@ public final class FakeProvider implements AutoCloseable {
             Exchanges.sendJson(exchange, 201, script);
         } else if (path.equals(SCRIPTS) && method.equals("DELETE")) {
             clearScripts();
+            Exchanges.sendNoContent(exchange);
+        } else if (path.equals(OUTAGE) && method.equals("POST")) {
+            JsonNode body = Exchanges.readTree(exchange);
+            if (!body.path("status").canConvertToInt() || !body.path("forMs").canConvertToLong()) {
+                throw new ProviderError(400, "An outage needs {\"status\": 400-599, \"forMs\": milliseconds}.");
+            }
+            try {
+                startOutage(
+                        body.path("status").asInt(),
+                        Duration.ofMillis(body.path("forMs").asLong()),
+                        body.hasNonNull("model") ? body.get("model").asText() : null);
+            } catch (IllegalArgumentException e) {
+                throw new ProviderError(400, e.getMessage());
+            }
+            Exchanges.sendNoContent(exchange);
+        } else if (path.equals(OUTAGE) && method.equals("DELETE")) {
+            endOutage();
             Exchanges.sendNoContent(exchange);
         } else if (path.equals(REQUESTS) && method.equals("GET")) {
             Exchanges.sendJson(exchange, 200, requests());

@@ -1,6 +1,8 @@
 package dev.jobapi.fakeprovider;
 
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * One scripted answer of the fake provider: the status, a delay before the first byte, a broken stream, missing usage,
@@ -20,6 +22,8 @@ import java.util.List;
  *     a stalling step stalls the same way when it is read back, as a provider that hangs on that answer would.
  * @param truncated the answer stops at the output limit: half the patch, ending with {@code finish_reason: "length"}
  *     (chat completions) or {@code stop_reason: "max_tokens"} (messages), with usage for what was generated
+ * @param headers response headers the answer carries besides its own, such as a {@code retry-after} or a
+ *     provider's rate-limit counts
  */
 public record Step(
         Integer status,
@@ -29,7 +33,8 @@ public record Step(
         String patch,
         Long callbackAfterMs,
         long stallMs,
-        boolean truncated) {
+        boolean truncated,
+        Map<String, String> headers) {
 
     private static final int OK = 200;
 
@@ -49,6 +54,7 @@ public record Step(
         if (stallMs < 0) {
             throw new IllegalArgumentException("stallMs must not be negative, was " + stallMs);
         }
+        headers = headers == null ? Map.of() : Map.copyOf(headers);
     }
 
     /** A step with a callback and no stall or truncation, as scripts were written before those existed. */
@@ -59,7 +65,7 @@ public record Step(
             boolean omitUsage,
             String patch,
             Long callbackAfterMs) {
-        this(status, delayMs, abortAfterFirstToken, omitUsage, patch, callbackAfterMs, 0, false);
+        this(status, delayMs, abortAfterFirstToken, omitUsage, patch, callbackAfterMs, 0, false, null);
     }
 
     /** A step without a callback, as scripts were written before callbacks existed. */
@@ -99,17 +105,26 @@ public record Step(
 
     /** A 200 answer cut off at the output limit: half the patch, with usage, ending for length. */
     public static Step truncatedAtTheOutputLimit() {
-        return new Step(null, 0, false, false, null, null, 0, true);
+        return new Step(null, 0, false, false, null, null, 0, true, null);
     }
 
     /** This step, also calling back with its completion {@code afterMs} after the request arrives. */
     public Step withCallbackAfter(long afterMs) {
-        return new Step(status, delayMs, abortAfterFirstToken, omitUsage, patch, afterMs, stallMs, truncated);
+        return new Step(status, delayMs, abortAfterFirstToken, omitUsage, patch, afterMs, stallMs, truncated, headers);
     }
 
     /** This step, its body stalling {@code forMs} once the headers are out (see {@code stallMs}). */
     public Step stallingBodyFor(long forMs) {
-        return new Step(status, delayMs, abortAfterFirstToken, omitUsage, patch, callbackAfterMs, forMs, truncated);
+        return new Step(
+                status, delayMs, abortAfterFirstToken, omitUsage, patch, callbackAfterMs, forMs, truncated, headers);
+    }
+
+    /** This step, its answer also carrying the header {@code name: value}. */
+    public Step withHeader(String name, String value) {
+        Map<String, String> more = new HashMap<>(headers);
+        more.put(name, value);
+        return new Step(
+                status, delayMs, abortAfterFirstToken, omitUsage, patch, callbackAfterMs, stallMs, truncated, more);
     }
 
     /** The text the answer carries: the patch, or its first half (whole lines) when truncated. */

@@ -125,6 +125,39 @@ class FakeProviderTest {
     }
 
     @Test
+    void anOutageAnswersEveryRequestOfItsModelWithItsStatusUntilItEndsAndLeavesTheScriptsAlone() throws Exception {
+        fake.addScript(Script.of("scripted", Step.failing(429), Step.ok()));
+        HttpResponse<String> started = CLIENT.send(
+                post("/fake/outage", "{\"status\": 503, \"forMs\": 60000, \"model\": \"gpt-test\"}"), ofString());
+        assertEquals(204, started.statusCode());
+
+        assertEquals(503, send(chat("scripted", null, false)).statusCode());
+        assertEquals(503, send(chat("another request", null, false)).statusCode());
+        assertEquals(
+                200,
+                send(chat("another request", null, false).replace("gpt-test", "other-model"))
+                        .statusCode());
+        assertEquals(Step.failing(503), fake.requests().get(0).step());
+
+        fake.endOutage();
+        assertEquals(429, send(chat("scripted", null, false)).statusCode(), "the script's first step is still next");
+        assertEquals(
+                400,
+                CLIENT.send(post("/fake/outage", "{\"status\": 200, \"forMs\": 1000}"), ofString())
+                        .statusCode());
+    }
+
+    @Test
+    void aStepsHeadersAreSentWithItsAnswer() throws Exception {
+        fake.addScript(Script.of("limited", Step.failing(429).withHeader("retry-after", "7")));
+
+        HttpResponse<String> response = send(chat("limited", null, false));
+
+        assertEquals(429, response.statusCode());
+        assertEquals("7", response.headers().firstValue("retry-after").orElseThrow());
+    }
+
+    @Test
     void firstAddedMatchingScriptWins() throws Exception {
         fake.addScript(Script.of("counter", Step.failing(500)));
         fake.addScript(Script.of("fix the counter", Step.failing(429)));

@@ -163,7 +163,7 @@ class NothingStrandedTest extends WorkerTestSupport {
     @Test
     void lostAnswerThatWasCutOffAtTheOutputLimitIsReconciledAsFailedWithItsUsage() {
         // The answer comes after the read timeout (unknown) and was truncated: paid for, never applied.
-        fake().addScript(Script.of("cut off and lost", new Step(200, 3_000, false, false, null, null, 0, true)));
+        fake().addScript(Script.of("cut off and lost", new Step(200, 3_000, false, false, null, null, 0, true, null)));
         UUID job = aJob("cut off and lost");
         UUID attempt = aStartingAttempt(job, "fake-a");
         publish(attempt, job);

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 class ScheduledLoopsTest {
 
-    private static final List<String> LOOPS = List.of("reconciler", "acceptance", "attempt-consumer");
+    private static final List<String> LOOPS = List.of("reconciler", "acceptance", "attempt-consumer", "provider-gate");
 
     @Inject
     Scheduler scheduler;

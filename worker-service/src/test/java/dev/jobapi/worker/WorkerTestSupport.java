@@ -89,6 +89,18 @@ public abstract class WorkerTestSupport {
         publishRaw("{\"attemptId\":\"" + attemptId + "\",\"jobId\":\"" + jobId + "\"}");
     }
 
+    /** What the API's outbox relay does: publishes every unsent row and marks it sent. */
+    protected int relayOutbox() {
+        List<?> rows = QuarkusTransaction.requiringNew().call(() -> em.createNativeQuery(
+                        "UPDATE outbox SET sent_at = now() WHERE sent_at IS NULL" + " RETURNING attempt_id, job_id")
+                .getResultList());
+        for (Object row : rows) {
+            Object[] ids = (Object[]) row;
+            publish((UUID) ids[0], (UUID) ids[1]);
+        }
+        return rows.size();
+    }
+
     protected void publishRaw(String body) {
         publishRaw(body, Map.of());
     }

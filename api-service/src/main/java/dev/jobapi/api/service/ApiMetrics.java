@@ -51,6 +51,7 @@ public class ApiMetrics {
     private final AtomicLong outboxLagSeconds = new AtomicLong();
     private final AtomicLong quarantinedAttemptsOpen = new AtomicLong();
     private final AtomicLong oldestUnknownAgeSeconds = new AtomicLong();
+    private final AtomicLong providersGateShut = new AtomicLong();
     private final AtomicLong workQueueDepth = new AtomicLong();
     private final AtomicReference<Double> highestBudgetShareSpent = new AtomicReference<>(0.0);
     private final Counter jobsCreated;
@@ -108,6 +109,12 @@ public class ApiMetrics {
                 "Seconds since the longest-waiting unknown attempt last changed, 0 when none",
                 oldestUnknownAgeSeconds);
         gauge(registry, "jobapi.work.queue.depth", "Attempt messages ready in the work queue", workQueueDepth);
+        gauge(
+                registry,
+                "jobapi.providers.gate.shut",
+                "Providers whose calls their health gate holds now: breaker open or half open, or an announced rate"
+                        + " limit (docs/design.md, rule 21)",
+                providersGateShut);
         Gauge.builder("jobapi.budget.spent.ratio.max", highestBudgetShareSpent, AtomicReference::get)
                 .description("The largest share of its daily token budget any owner has spent today (1 = spent)")
                 .register(registry);
@@ -149,6 +156,8 @@ public class ApiMetrics {
                     "SELECT coalesce(extract(epoch FROM now() - min(updated_at)), 0)"
                             + " FROM attempt WHERE state = ANY(?1)",
                     AWAITING_OPERATOR));
+            providersGateShut.set(scalar("SELECT count(*) FROM provider_health"
+                    + " WHERE state <> 'closed' OR limited_until > statement_timestamp()"));
             workQueueDepth.set(broker.withChannel(channel ->
                     (long) channel.queueDeclarePassive(AttemptTopology.QUEUE).getMessageCount()));
             highestBudgetShareSpent.set(QuarkusTransaction.requiringNew().call(budgets::highestShareSpentToday));

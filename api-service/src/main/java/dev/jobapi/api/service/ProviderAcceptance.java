@@ -7,6 +7,7 @@ import dev.jobapi.common.acceptance.AcceptanceConfig;
 import dev.jobapi.common.acceptance.AcceptanceRun;
 import dev.jobapi.common.acceptance.AcceptanceRuns;
 import dev.jobapi.common.audit.AuditTrail;
+import dev.jobapi.common.provider.ProviderHealth;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 import java.time.Clock;
@@ -33,13 +34,46 @@ public class ProviderAcceptance {
             @Schema(nullable = true) String refusal,
             @Schema(nullable = true) AcceptanceRun latestRun,
             @Schema(nullable = true, description = "Set while an operator has the provider paused")
-                    ProviderPauses.Pause paused) {}
+                    ProviderPauses.Pause paused,
+            @Schema(description = "Its health gate: circuit breaker and announced rate limit") HealthView health) {}
+
+    /** A provider's health gate as every worker shares it (docs/design.md, rule 21). */
+    @Schema(name = "ProviderHealth")
+    public record HealthView(
+            String provider,
+            @Schema(enumeration = {"closed", "open", "half_open"}) String breaker,
+            @Schema(description = "Calls counted in the current window") int windowCalls,
+            @Schema(description = "Of them, the provider's faults (5xx, 429 past every send, unreachable, no answer)")
+                    int windowFaults,
+            @Schema(nullable = true) Instant openedAt,
+            @Schema(nullable = true, description = "When an open breaker lets one probe call go") Instant retryAt,
+            @Schema(nullable = true) String lastFault,
+            @Schema(nullable = true, description = "Calls held until then: a rate limit the provider announced")
+                    Instant limitedUntil,
+            @Schema(nullable = true) String limitReason,
+            @Schema(description = "Whether a call may start now") boolean open) {
+
+        static HealthView of(ProviderHealth.Standing s) {
+            return new HealthView(
+                    s.provider(),
+                    s.breaker(),
+                    s.windowCalls(),
+                    s.windowFaults(),
+                    s.openedAt(),
+                    s.retryAt(),
+                    s.lastFault(),
+                    s.limitedUntil(),
+                    s.limitReason(),
+                    s.open());
+        }
+    }
 
     private final ProviderRegistry providers;
     private final AcceptanceRuns acceptances;
     private final AcceptanceConfig config;
     private final AuditTrail audit;
     private final ProviderPauses pauses;
+    private final ProviderHealth health;
     private final Clock clock;
 
     ProviderAcceptance(
@@ -48,7 +82,9 @@ public class ProviderAcceptance {
             AcceptanceConfig config,
             AuditTrail audit,
             ProviderPauses pauses,
+            ProviderHealth health,
             Clock clock) {
+        this.health = health;
         this.providers = providers;
         this.acceptances = acceptances;
         this.config = config;
@@ -68,7 +104,8 @@ public class ProviderAcceptance {
                             refusal.isEmpty(),
                             refusal.orElse(null),
                             acceptances.latest(name).orElse(null),
-                            pauses.find(name).orElse(null));
+                            pauses.find(name).orElse(null),
+                            HealthView.of(health.standing(name)));
                 })
                 .toList();
     }

@@ -1,6 +1,7 @@
 package dev.jobapi.api.service;
 
 import dev.jobapi.common.audit.AuditTrail;
+import dev.jobapi.common.provider.HeldAttempts;
 import dev.jobapi.common.time.SqlTimes;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
@@ -36,10 +37,12 @@ public class ProviderPauses {
     private final EntityManager em;
     private final ProviderRegistry providers;
     private final AuditTrail audit;
+    private final HeldAttempts held;
     private final Clock clock;
 
-    ProviderPauses(EntityManager em, ProviderRegistry providers, AuditTrail audit, Clock clock) {
+    ProviderPauses(EntityManager em, ProviderRegistry providers, AuditTrail audit, HeldAttempts held, Clock clock) {
         this.em = em;
+        this.held = held;
         this.providers = providers;
         this.audit = audit;
         this.clock = clock;
@@ -76,16 +79,7 @@ public class ProviderPauses {
         if (deleted == 0) {
             return new PauseState(provider, false, null, 0);
         }
-        int reannounced = em.createNativeQuery(
-                        "INSERT INTO outbox (attempt_id, job_id, created_at, traceparent, tracestate)"
-                                + " SELECT a.id, a.job_id, statement_timestamp(), first.traceparent, first.tracestate"
-                                + " FROM attempt a LEFT JOIN LATERAL (SELECT traceparent, tracestate FROM outbox"
-                                + " WHERE attempt_id = a.id AND traceparent IS NOT NULL ORDER BY id LIMIT 1) first"
-                                + " ON true WHERE a.provider = ?1 AND a.state = 'starting' AND a.lease_owner IS NULL"
-                                + " AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.attempt_id = a.id"
-                                + " AND o.sent_at IS NULL)")
-                .setParameter(1, provider)
-                .executeUpdate();
+        int reannounced = held.announceAgain(provider, Integer.MAX_VALUE);
         audit.record(
                 operator,
                 "provider.resume",

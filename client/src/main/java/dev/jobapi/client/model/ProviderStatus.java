@@ -2,7 +2,12 @@ package dev.jobapi.client.model;
 
 /**
  * A provider: has it earned automatic fallback, why not, its newest acceptance run (null: none), and
- * its pause (null: not paused).
+ * its pause (null: not paused) and its health gate.
  */
 public record ProviderStatus(
-        String name, boolean accepted, String refusal, AcceptanceRun latestRun, ProviderPause paused) {}
+        String name,
+        boolean accepted,
+        String refusal,
+        AcceptanceRun latestRun,
+        ProviderPause paused,
+        ProviderHealth health) {}

@@ -26,6 +26,11 @@ public enum JobEventKind {
     ATTEMPT_SUPERSEDED("attempt.superseded"),
     /** A worker took the attempt under a lease and is about to send it. */
     ATTEMPT_CLAIMED("attempt.claimed"),
+    /**
+     * The provider's health gate holds the attempt, unclaimed (an open circuit breaker, a rate limit
+     * the provider announced); the detail says which and until when.
+     */
+    ATTEMPT_HELD("attempt.held"),
     /** The provider may have the request; what it did is not known. */
     ATTEMPT_UNKNOWN("attempt.unknown"),
     /** The provider answered without usage: the attempt is held for an operator. */

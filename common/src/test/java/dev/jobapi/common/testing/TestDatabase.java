@@ -39,7 +39,8 @@ public final class TestDatabase {
                         "dead_letter_return",
                         "bulk_action_item",
                         "bulk_action",
-                        "provider_pause"
+                        "provider_pause",
+                        "provider_health"
                     }) {
                         em.createNativeQuery("DELETE FROM " + table).executeUpdate();
                     }

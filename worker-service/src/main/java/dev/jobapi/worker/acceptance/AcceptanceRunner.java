@@ -152,6 +152,8 @@ public class AcceptanceRunner {
                             fixtures.get().repository(), completed.patch(), task.check(), config.commandTimeout());
         } else if (outcome instanceof ProviderOutcome.Failed failed) {
             failure = Optional.of("provider call failed: " + failed.reason());
+        } else if (outcome instanceof ProviderOutcome.Held held) {
+            failure = Optional.of("provider asked to wait: " + held.reason());
         } else {
             failure = Optional.of("no answer: " + ((ProviderOutcome.Unknown) outcome).reason());
         }

@@ -15,6 +15,8 @@ public interface WorkerConfig {
 
     Providers providers();
 
+    ProviderGate providerGate();
+
     /**
      * The named providers, {@code jobapi.provider.<name>.*}, keyed by the name jobs and attempts
      * carry. None by default: the deployment configures them (local runs:
@@ -201,6 +203,50 @@ public interface WorkerConfig {
          */
         @WithDefault("4194304")
         int maxAnswerBytes();
+    }
+
+    /**
+     * Each provider's health gate, shared by every worker (docs/design.md, rule 21): when its circuit
+     * breaker opens, how long it stays open, how its probe is bounded, and how long an announced rate
+     * limit may hold its calls.
+     */
+    interface ProviderGate {
+        /**
+         * Calls within the window before the fault share is judged: a few faults alone never open it.
+         * Twenty, so that a provider failing a third of its calls (the chaos soak's mix) does not trip
+         * it by chance, while an outage does within seconds at any real load.
+         */
+        @WithDefault("20")
+        int minimumCalls();
+
+        /** The share of the window's calls, in percent, that were the provider's faults, to open it. */
+        @WithDefault("50")
+        int faultPercent();
+
+        /**
+         * The window calls and faults are counted in; a call after it ends starts a new one. Short, so
+         * that an outage beginning late in a busy window is not diluted by the healthy calls before it.
+         */
+        @WithDefault("10s")
+        Duration window();
+
+        /** How long an open breaker holds every call before one probe may go. */
+        @WithDefault("15s")
+        Duration openFor();
+
+        /**
+         * A probe claimed this long ago with no outcome recorded (its worker died, its claim was lost)
+         * lets another attempt probe. Longer than a call may take (the call deadline).
+         */
+        @WithDefault("5m")
+        Duration probeTimeout();
+
+        /**
+         * The longest a provider's announced rate limit (its {@code retry-after}, or the reset of a
+         * remaining count of 0) holds its calls; a longer one is taken as this.
+         */
+        @WithDefault("10m")
+        Duration longestLimit();
     }
 
     /** Where a winning patch is applied. */

@@ -7,6 +7,7 @@ import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
+import dev.jobapi.common.provider.ProviderHealth;
 import dev.jobapi.common.start.AttemptStarts;
 import dev.jobapi.common.start.StartRefusal;
 import dev.jobapi.worker.config.WorkerConfig;
@@ -34,6 +35,7 @@ public class AutomaticFallback {
     private final AcceptanceConfig acceptance;
     private final WorkerConfig config;
     private final JobEvents events;
+    private final ProviderHealth health;
 
     AutomaticFallback(
             AttemptRepository attempts,
@@ -41,7 +43,9 @@ public class AutomaticFallback {
             AcceptanceRuns acceptances,
             AcceptanceConfig acceptance,
             WorkerConfig config,
-            JobEvents events) {
+            JobEvents events,
+            ProviderHealth health) {
+        this.health = health;
         this.attempts = attempts;
         this.starts = starts;
         this.acceptances = acceptances;
@@ -109,8 +113,47 @@ public class AutomaticFallback {
     }
 
     /**
+     * Called in the claim's transaction, with the job row locked, when the provider's health gate
+     * holds {@code held} (rule 21): a job whose fallback list names an untried provider that may take
+     * it now moves there, the held attempt superseded by the new one. Otherwise the attempt stays
+     * held, and nothing is recorded: it is asked again at each delivery.
+     *
+     * @return the new attempt, when one was started
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public Optional<Attempt> afterHold(Job job, Attempt held, String reason, Instant now) {
+        if (job.fallbackProviders().isEmpty()) {
+            return Optional.empty();
+        }
+        List<Attempt> jobAttempts = attempts.forJob(job.id());
+        List<Attempt> others =
+                jobAttempts.stream().filter(a -> !a.id().equals(held.id())).toList();
+        // Only the held attempt may be open: another one may still produce a result.
+        if (starts.refusal(job, others).isPresent()) {
+            return Optional.empty();
+        }
+        Set<String> tried = jobAttempts.stream().map(Attempt::provider).collect(Collectors.toSet());
+        Optional<String> target = job.fallbackProviders().stream()
+                .filter(name -> !tried.contains(name))
+                .filter(name -> refusal(name, now).isEmpty())
+                .findFirst();
+        if (target.isEmpty()) {
+            return Optional.empty();
+        }
+        held.supersede(reason + "; moved to " + target.get() + " by automatic fallback", "automatic-fallback", now);
+        events.record(job.id(), held.id(), JobEventKind.ATTEMPT_SUPERSEDED, held.reason());
+        Attempt next = starts.start(job.id(), target.get(), "automatic-fallback-after-" + held.id(), null, now);
+        events.record(
+                job.id(),
+                next.id(),
+                JobEventKind.FALLBACK_AUTOMATIC,
+                "provider " + target.get() + " after attempt " + held.id() + " was held: " + reason);
+        return Optional.of(next);
+    }
+
+    /**
      * Why automatic fallback may not move to this provider: its configuration does not allow it,
-     * or it has not passed acceptance recently. Empty when it may.
+     * it has not passed acceptance recently, or its health gate holds its calls. Empty when it may.
      */
     private Optional<String> refusal(String provider, Instant now) {
         WorkerConfig.Provider settings = config.provider().get(provider);
@@ -120,6 +163,17 @@ public class AutomaticFallback {
         if (!settings.automaticFallback()) {
             return Optional.of("jobapi.provider." + provider + ".automatic-fallback is false");
         }
-        return acceptances.refusal(provider, acceptance.freshness(), now);
+        Optional<String> notAccepted = acceptances.refusal(provider, acceptance.freshness(), now);
+        if (notAccepted.isPresent()) {
+            return notAccepted;
+        }
+        ProviderHealth.Standing gate = health.standing(provider);
+        if (!gate.open()) {
+            return Optional.of(
+                    gate.limitedUntil() != null
+                            ? "holding calls until " + gate.limitedUntil() + " for the rate limit it announced"
+                            : "its circuit breaker is " + gate.breaker().replace('_', ' '));
+        }
+        return Optional.empty();
     }
 }

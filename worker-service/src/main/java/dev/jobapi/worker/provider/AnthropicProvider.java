@@ -29,9 +29,10 @@ class AnthropicProvider extends StreamingHttpProvider {
             String name,
             WorkerConfig.Provider settings,
             WorkerConfig.Providers transport,
+            AnnouncedLimits limits,
             ObjectMapper mapper,
             Clock clock) {
-        super(name, settings, transport, mapper, clock);
+        super(name, settings, transport, limits, mapper, clock);
     }
 
     @Override

@@ -33,9 +33,10 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
             String name,
             WorkerConfig.Provider settings,
             WorkerConfig.Providers transport,
+            AnnouncedLimits limits,
             ObjectMapper mapper,
             Clock clock) {
-        super(name, settings, transport, mapper, clock);
+        super(name, settings, transport, limits, mapper, clock);
     }
 
     @Override
@@ -126,7 +127,8 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
                         completion.get("id").asText(),
                         "the stored answer was cut off at the output limit (finish_reason length)",
                         usage,
-                        usage == null));
+                        usage == null,
+                        false));
             }
             String content = choice.path("message").path("content").asText("");
             return Optional.of(ProviderOutcome.answer(

@@ -24,14 +24,15 @@ public class ProviderRegistry {
     private final Map<String, ModelProvider> providers = new TreeMap<>();
     private final Map<String, String> models = new TreeMap<>();
 
-    ProviderRegistry(WorkerConfig config, ObjectMapper mapper, Clock clock) {
+    ProviderRegistry(WorkerConfig config, AnnouncedLimits limits, ObjectMapper mapper, Clock clock) {
         config.provider()
                 .forEach((name, settings) -> providers.put(
                         name,
                         switch (settings.kind()) {
                             case OPENAI -> new OpenAiCompatibleProvider(
-                                    name, settings, config.providers(), mapper, clock);
-                            case ANTHROPIC -> new AnthropicProvider(name, settings, config.providers(), mapper, clock);
+                                    name, settings, config.providers(), limits, mapper, clock);
+                            case ANTHROPIC -> new AnthropicProvider(
+                                    name, settings, config.providers(), limits, mapper, clock);
                         }));
         config.provider().forEach((name, settings) -> models.put(name, settings.model()));
     }
@@ -80,6 +81,7 @@ public class ProviderRegistry {
                     "not sent: no provider named '" + name + "' is configured in the worker (jobapi.provider." + name
                             + ".kind); configured: " + configured,
                     null,
+                    false,
                     false);
         }
 

@@ -63,6 +63,7 @@ abstract class StreamingHttpProvider implements ModelProvider {
     protected final Duration readTimeout;
     protected final HttpClient http;
     protected final Clock clock;
+    private final AnnouncedLimits limits;
     private final int maxSends;
     private final Duration backoff;
     protected final int maxAnswerBytes;
@@ -71,9 +72,11 @@ abstract class StreamingHttpProvider implements ModelProvider {
             String name,
             WorkerConfig.Provider settings,
             WorkerConfig.Providers transport,
+            AnnouncedLimits limits,
             ObjectMapper mapper,
             Clock clock) {
         this.name = name;
+        this.limits = limits;
         this.settings = settings;
         this.mapper = mapper;
         this.clock = clock;
@@ -119,13 +122,18 @@ abstract class StreamingHttpProvider implements ModelProvider {
                             ? new ProviderOutcome.Unknown(
                                     null, "sent, then the attempt was withdrawn before a resend (" + lastRefusal + ")")
                             : new ProviderOutcome.Failed(
-                                    null, "not sent: the attempt was withdrawn (" + lastRefusal + ")", null, false);
+                                    null,
+                                    "not sent: the attempt was withdrawn (" + lastRefusal + ")",
+                                    null,
+                                    false,
+                                    false);
                 }
             } else if (!timeToSend(deadline, 0)) {
                 return new ProviderOutcome.Failed(
                         null,
                         "not sent: less than the read timeout (" + readTimeout + ") left before the deadline",
                         null,
+                        false,
                         false);
             }
             HttpResponse<InputStream> response;
@@ -150,7 +158,12 @@ abstract class StreamingHttpProvider implements ModelProvider {
             String remoteId = response.headers().firstValue(requestIdHeader()).orElse(null);
             int status = response.statusCode();
             if (SendVerdict.ofStatus(status, true) == SendVerdict.ANSWERING) {
-                return readStream(response.body(), new StreamedAnswer(remoteId), bodyBound(deadline));
+                Optional<RateLimitHeaders.Announced> exhausted =
+                        RateLimitHeaders.exhausted(response.headers(), clock.instant());
+                ProviderOutcome answer = readStream(response.body(), new StreamedAnswer(remoteId), bodyBound(deadline));
+                // The last call the provider allows for now: the answer is in hand, the next calls wait.
+                exhausted.ifPresent(limit -> announce(limit.delay(), limit.header()));
+                return answer;
             }
             Bound bound = bodyBound(deadline);
             Optional<String> message = errorMessage(response.body(), bound);
@@ -162,15 +175,44 @@ abstract class StreamingHttpProvider implements ModelProvider {
                 }
                 case DECLINED -> {
                     lastRefusal = "provider answered " + status + ": " + message.orElseThrow();
+                    Optional<RateLimitHeaders.Announced> limit = RateLimitHeaders.retryAfter(
+                                    response.headers(), clock.instant())
+                            .or(() -> RateLimitHeaders.exhausted(response.headers(), clock.instant()));
+                    if (limit.isPresent()) {
+                        // Declined with a time to come back: every send so far was declined or never left
+                        // us, so the provider holds nothing of this attempt; it waits, unclaimed, for
+                        // the gate (rule 21) instead of spending its sends now.
+                        announce(limit.get().delay(), lastRefusal);
+                        return new ProviderOutcome.Held(lastRefusal + " ("
+                                + limit.get().header() + " " + limit.get().delay() + ")");
+                    }
                     LOG.debugf("Attempt %s send %d to %s: %s", request.attemptId(), send, name, lastRefusal);
                 }
                 default -> {
                     return new ProviderOutcome.Failed(
-                            remoteId, "provider refused with " + status + ": " + message.orElseThrow(), null, false);
+                            remoteId,
+                            "provider refused with " + status + ": " + message.orElseThrow(),
+                            null,
+                            false,
+                            false);
                 }
             }
         }
         return stopped(sent, deadline, lastRefusal + " (after " + maxSends + " sends)");
+    }
+
+    /**
+     * Tells every worker to hold this provider's calls for {@code wait}. Advice: should the database
+     * refuse it, the call's own outcome still stands (an answer paid for is never lost to it).
+     */
+    private void announce(Duration wait, String reason) {
+        try {
+            limits.announced(name, wait, reason);
+        } catch (RuntimeException notRecorded) {
+            LOG.warnf(
+                    "Provider %s announced a rate limit (%s, %s) that could not be recorded: %s",
+                    name, wait, reason, notRecorded.toString());
+        }
     }
 
     /** A request to {@code path} under the provider's base URL with the read timeout set. */
@@ -230,7 +272,8 @@ abstract class StreamingHttpProvider implements ModelProvider {
         if (sent && clock.instant().isAfter(deadline)) {
             return new ProviderOutcome.Unknown(null, "sent, no whole answer before the deadline (" + reason + ")");
         }
-        return new ProviderOutcome.Failed(null, reason, null, false);
+        // Every send was declined or never left us: the provider's fault.
+        return new ProviderOutcome.Failed(null, reason, null, false, true);
     }
 
     /** How long a body may take: the read timeout from now, but never past the deadline. */
@@ -492,13 +535,15 @@ abstract class StreamingHttpProvider implements ModelProvider {
                         remoteId,
                         "answer larger than " + tooLargeAt + " bytes; stream closed, output discarded",
                         null,
-                        true);
+                        true,
+                        false);
             }
             if (error != null) {
                 return new ProviderOutcome.Failed(
                         remoteId,
                         "provider reported an error in the stream: " + error + "; partial output discarded",
                         null,
+                        true,
                         true);
             }
             if (complete && truncation != null) {
@@ -507,7 +552,8 @@ abstract class StreamingHttpProvider implements ModelProvider {
                         remoteId,
                         "output truncated at the provider's output limit (" + truncation + "); never applied",
                         usage,
-                        usage == null);
+                        usage == null,
+                        false);
             }
             if (complete) {
                 return ProviderOutcome.answer(remoteId, content.toString().getBytes(StandardCharsets.UTF_8), usage());
@@ -521,7 +567,7 @@ abstract class StreamingHttpProvider implements ModelProvider {
             }
             if (content.length() > 0) {
                 return new ProviderOutcome.Failed(
-                        remoteId, "stream aborted after the first token; partial output discarded", null, true);
+                        remoteId, "stream aborted after the first token; partial output discarded", null, true, true);
             }
             return new ProviderOutcome.Unknown(remoteId, "stream ended before any token");
         }

@@ -81,6 +81,24 @@ public class AttemptWork {
         });
     }
 
+    /**
+     * Hands back this worker's claim of a starting attempt whose call the provider declined with a
+     * time to come back (rule 21): unclaimed, it waits for the provider's gate; its money reservation
+     * is released by the database (V24's trigger).
+     *
+     * @return false when the claim is no longer this worker's
+     */
+    public boolean unclaim(UUID attemptId, String workerId, Instant now) {
+        return em.createNativeQuery("UPDATE attempt SET lease_owner = NULL, lease_expires_at = NULL,"
+                                + " updated_at = ?1, version = version + 1"
+                                + " WHERE id = ?2 AND state = 'starting' AND lease_owner = ?3")
+                        .setParameter(1, now)
+                        .setParameter(2, attemptId)
+                        .setParameter(3, workerId)
+                        .executeUpdate()
+                == 1;
+    }
+
     /** Whether the attempt's lease is still running, by the database's clock. */
     public boolean leaseLive(UUID attemptId) {
         return (Boolean) em.createNativeQuery(
@@ -155,8 +173,11 @@ public class AttemptWork {
                         + " first.tracestate FROM (SELECT a.id, a.job_id, a.created_at FROM attempt a"
                         + " WHERE a.state = 'starting' AND a.lease_owner IS NULL"
                         + " AND a.created_at < statement_timestamp() - ?1 * interval '1 millisecond'"
-                        // A paused provider's attempts are held; its resume announces them.
+                        // A paused provider's attempts are held; its resume announces them. So are those of a
+                        // provider whose health gate is shut; it announces them when it opens (rule 21).
                         + " AND NOT EXISTS (SELECT 1 FROM provider_pause p WHERE p.provider = a.provider)"
+                        + " AND NOT EXISTS (SELECT 1 FROM provider_health h WHERE h.provider = a.provider"
+                        + " AND (h.state <> 'closed' OR h.limited_until > statement_timestamp()))"
                         + " AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.attempt_id = a.id AND (o.sent_at IS NULL"
                         + " OR o.sent_at > statement_timestamp() - ?1 * interval '1 millisecond'))"
                         + " ORDER BY a.created_at LIMIT ?2 FOR UPDATE OF a SKIP LOCKED) stranded"

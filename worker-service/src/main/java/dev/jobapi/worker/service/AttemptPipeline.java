@@ -4,6 +4,7 @@ import dev.jobapi.common.message.AttemptMessage;
 import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.common.tracing.Tracing;
 import dev.jobapi.worker.apply.ApplyRefused;
+import dev.jobapi.worker.provider.ProviderGate;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import dev.jobapi.worker.provider.ProviderRegistry;
 import dev.jobapi.worker.service.ClaimStep.Decision;
@@ -65,6 +66,7 @@ public class AttemptPipeline {
     private final ApplyStep apply;
     private final Reconciliation reconciliation;
     private final ProviderRegistry providers;
+    private final ProviderGate gate;
     private final LeaseKeeper leases;
     private final WorkerMetrics metrics;
     private final Tracing tracing;
@@ -78,6 +80,7 @@ public class AttemptPipeline {
             ApplyStep apply,
             Reconciliation reconciliation,
             ProviderRegistry providers,
+            ProviderGate gate,
             LeaseKeeper leases,
             WorkerMetrics metrics,
             Tracing tracing) {
@@ -90,6 +93,7 @@ public class AttemptPipeline {
         this.apply = apply;
         this.reconciliation = reconciliation;
         this.providers = providers;
+        this.gate = gate;
         this.leases = leases;
         this.metrics = metrics;
     }
@@ -128,7 +132,11 @@ public class AttemptPipeline {
                     describe(span, answered);
                     return answered;
                 });
-                recordElectAndApply(attemptId, outcome, Origin.CALL);
+                try {
+                    recordElectAndApply(attemptId, outcome, Origin.CALL);
+                } finally {
+                    countForHealth(request.provider(), attemptId, outcome);
+                }
             }
             case ELECT -> electAndApply(attemptId);
             case APPLY -> resumeApply(attemptId);
@@ -160,6 +168,21 @@ public class AttemptPipeline {
             throw e;
         }
         applyOnTarget(attemptId, plan);
+    }
+
+    /**
+     * Counts the call for its provider's health gate (rule 21), in a transaction of its own, once its
+     * answer is recorded. Advice only: a count the database refuses is lost, nothing else.
+     */
+    private void countForHealth(String provider, UUID attemptId, ProviderOutcome outcome) {
+        if (outcome instanceof ProviderOutcome.Held) {
+            return; // the provider answered and asked to wait; its announced limit holds the calls
+        }
+        try {
+            gate.count(provider, attemptId, outcome.fault());
+        } catch (RuntimeException notCounted) {
+            LOG.warnf("Provider %s's call for attempt %s was not counted: %s", provider, attemptId, notCounted);
+        }
     }
 
     /** Elects a stored answer in one step with the winner's apply reservation, then applies it. */
@@ -247,6 +270,8 @@ public class AttemptPipeline {
         } else if (outcome instanceof ProviderOutcome.Failed failed) {
             span.setAttribute(TraceAttributes.OUTCOME, "failed");
             usage = failed.usage();
+        } else if (outcome instanceof ProviderOutcome.Held) {
+            span.setAttribute(TraceAttributes.OUTCOME, "held");
         } else {
             span.setAttribute(TraceAttributes.OUTCOME, "unknown");
         }

@@ -11,6 +11,8 @@ import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.worker.config.WorkerConfig;
+import dev.jobapi.worker.fallback.AutomaticFallback;
+import dev.jobapi.worker.provider.ProviderGate;
 import dev.jobapi.worker.provider.ProviderRequest;
 import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
@@ -66,6 +68,8 @@ public class ClaimStep {
     private final CallbackInbox callbacks;
     private final LeaseKeeper leases;
     private final SpendBudgets spend;
+    private final ProviderGate gate;
+    private final AutomaticFallback fallback;
     private final WorkerConfig config;
     private final ObjectMapper mapper;
     private final String workerId;
@@ -78,6 +82,8 @@ public class ClaimStep {
             CallbackInbox callbacks,
             LeaseKeeper leases,
             SpendBudgets spend,
+            ProviderGate gate,
+            AutomaticFallback fallback,
             WorkerConfig config,
             ObjectMapper mapper) {
         this.attempts = attempts;
@@ -87,6 +93,8 @@ public class ClaimStep {
         this.callbacks = callbacks;
         this.leases = leases;
         this.spend = spend;
+        this.gate = gate;
+        this.fallback = fallback;
         this.config = config;
         this.mapper = mapper;
         this.workerId = config.worker().idOrPid();
@@ -141,6 +149,12 @@ public class ClaimStep {
                 LOG.debugf("Attempt %s is held: provider %s is paused", attempt.id(), attempt.provider());
                 return Decision.NOTHING;
             }
+            ProviderGate.Verdict verdict = gate.verdict(attempt.provider(), attempt.id());
+            if (verdict instanceof ProviderGate.Held held) {
+                hold(step, held.reason());
+                return Decision.NOTHING;
+            }
+            boolean probe = ((ProviderGate.Call) verdict).probe();
             String prompt = prompt(job);
             WorkerConfig.Provider settings = config.provider().get(attempt.provider());
             SpendBudgets.Reservation reservation = spend.reserve(
@@ -168,6 +182,7 @@ public class ClaimStep {
                         attempt.id(),
                         JobEventKind.ATTEMPT_CLAIMED,
                         "by " + workerId + ", request sent at " + step.now()
+                                + (probe ? ", the probe of " + attempt.provider() + "'s circuit breaker" : "")
                                 + (reserved.amountUsd() == null
                                         ? ""
                                         : ", " + reserved.amountUsd().toPlainString() + " USD reserved"));
@@ -218,6 +233,19 @@ public class ClaimStep {
         if (outcomes.nothingElseOpenOrWon(step)) {
             job.expire(step.now());
             events.record(job.id(), null, JobEventKind.JOB_CANCELLED, "expired: deadline " + job.deadline());
+        }
+    }
+
+    /**
+     * The provider's health gate is shut (rule 21): the attempt stays starting and unclaimed, its
+     * message acknowledged uncounted, until the gate announces it again; or, when its job may fall
+     * back to a provider that can take it now, it is superseded by an attempt there.
+     */
+    private void hold(Loaded step, String reason) {
+        // Whether the job may fall back reads the job's other attempts: serialize with their changes.
+        step.lockJob();
+        if (fallback.afterHold(step.job(), step.attempt(), reason, step.now()).isEmpty()) {
+            events.record(step.job().id(), step.attempt().id(), JobEventKind.ATTEMPT_HELD, reason);
         }
     }
 

@@ -7,8 +7,10 @@ import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.common.tracing.Tracing;
+import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.fallback.AutomaticFallback;
 import dev.jobapi.worker.provider.ProviderOutcome;
+import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
 import jakarta.enterprise.context.ApplicationScoped;
 import org.jboss.logging.Logger;
@@ -39,13 +41,19 @@ public class RecordStep {
     private final AutomaticFallback fallback;
     private final JobEvents events;
     private final Tracing tracing;
+    private final AttemptWork work;
+    private final String workerId;
 
     RecordStep(
             AttemptRepository attempts,
             AttemptOutcomes outcomes,
             AutomaticFallback fallback,
             JobEvents events,
-            Tracing tracing) {
+            Tracing tracing,
+            AttemptWork work,
+            WorkerConfig config) {
+        this.work = work;
+        this.workerId = config.worker().idOrPid();
         this.attempts = attempts;
         this.outcomes = outcomes;
         this.fallback = fallback;
@@ -93,6 +101,13 @@ public class RecordStep {
                 return false;
             }
             return true;
+        }
+        if (outcome instanceof ProviderOutcome.Held held) {
+            // Declined with a time to come back (rule 21): back to waiting for the provider's gate.
+            if (attempt.state() == AttemptState.STARTING && work.unclaim(attempt.id(), workerId, step.now())) {
+                events.record(attempt.jobId(), attempt.id(), JobEventKind.ATTEMPT_HELD, held.reason());
+            }
+            return false;
         }
         if (outcome instanceof ProviderOutcome.Unknown unknown) {
             if (attempt.state() == AttemptState.STARTING) {

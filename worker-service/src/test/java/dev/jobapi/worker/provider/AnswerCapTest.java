@@ -69,6 +69,7 @@ class AnswerCapTest {
                 "endless",
                 new Settings("http://127.0.0.1:" + server.getAddress().getPort()),
                 new Transport(),
+                (provider, wait, reason) -> {},
                 new ObjectMapper(),
                 Clock.systemUTC());
         System.gc();

@@ -19,6 +19,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,6 +50,9 @@ class ProviderContractTest {
     private static final byte[] PATCH = DemoRepository.defaultPatch().getBytes(StandardCharsets.UTF_8);
 
     private static FakeProvider fake;
+
+    /** One announcement of a rate limit, as the adapter made it. */
+    record Announced(String provider, Duration delay, String reason) {}
 
     @BeforeAll
     static void startFake() {
@@ -81,9 +85,13 @@ class ProviderContractTest {
         final UUID attemptId = UUID.randomUUID();
         final String requestKey = "attempt-" + attemptId;
 
+        /** The rate limits the adapter reported as announced by the provider. */
+        final List<Announced> announced = new CopyOnWriteArrayList<>();
+
         @BeforeEach
         void forgetEarlierRequests() {
             fake.clearScripts();
+            announced.clear();
         }
 
         ProviderOutcome generate(String prompt) {
@@ -131,6 +139,48 @@ class ProviderContractTest {
             List<ReceivedRequest> sends = fake.requests();
             assertThat(sends).extracting(ReceivedRequest::status).containsExactly(429, busyStatus(), 200);
             assertThat(sends).extracting(ReceivedRequest::requestKey).containsOnly(requestKey);
+        }
+
+        /**
+         * Rule 21: a 429 that says when to come back is not resent: the attempt is held, unsent
+         * anywhere, and the wait is announced for every worker to honour.
+         */
+        @Test
+        void aRateLimitWithRetryAfterIsHeldAfterOneSendAndItsWaitAnnounced() {
+            fake.addScript(Script.of("limited", Step.failing(429).withHeader("retry-after", "7"), Step.ok()));
+
+            ProviderOutcome outcome = generate("limited provider");
+
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Held.class);
+            assertThat(outcome.fault())
+                    .as("a provider asking to wait is not at fault")
+                    .isNull();
+            assertThat(fake.requests()).hasSize(1);
+            assertThat(announced).singleElement().satisfies(limit -> {
+                assertThat(limit.provider()).isEqualTo("contract");
+                assertThat(limit.delay()).isEqualTo(Duration.ofSeconds(7));
+                assertThat(limit.reason()).contains("429");
+            });
+        }
+
+        /** Rule 21: an answer whose remaining count is 0 is used, and the wait until its reset announced. */
+        @Test
+        void anAnswerWithNoRequestsRemainingCompletesAndAnnouncesTheWaitUntilItsReset() {
+            fake.addScript(Script.of(
+                    "last request",
+                    Step.ok()
+                            .withHeader("x-ratelimit-remaining-requests", "0")
+                            .withHeader("x-ratelimit-reset-requests", "1m30s")
+                            .withHeader("anthropic-ratelimit-requests-remaining", "0")
+                            .withHeader(
+                                    "anthropic-ratelimit-requests-reset",
+                                    Instant.now().plusSeconds(90).toString())));
+
+            ProviderOutcome outcome = generate("last request of the minute");
+
+            assertThat(outcome).isInstanceOf(ProviderOutcome.Completed.class);
+            assertThat(announced).singleElement().satisfies(limit -> assertThat(limit.delay())
+                    .isBetween(Duration.ofSeconds(85), Duration.ofSeconds(90)));
         }
 
         @Test
@@ -351,6 +401,7 @@ class ProviderContractTest {
                     "contract",
                     new Settings(WorkerConfig.Provider.Kind.OPENAI, baseUrl, model),
                     TRANSPORT,
+                    (provider, wait, reason) -> announced.add(new Announced(provider, wait, reason)),
                     MAPPER,
                     Clock.systemUTC());
         }
@@ -455,6 +506,7 @@ class ProviderContractTest {
                     "contract",
                     new Settings(WorkerConfig.Provider.Kind.ANTHROPIC, baseUrl, model),
                     TRANSPORT,
+                    (provider, wait, reason) -> announced.add(new Announced(provider, wait, reason)),
                     MAPPER,
                     Clock.systemUTC());
         }
@@ -509,7 +561,8 @@ class ProviderContractTest {
                 step.patch(),
                 step.callbackAfterMs(),
                 step.stallMs(),
-                step.truncated());
+                step.truncated(),
+                step.headers());
     }
 
     private static final WorkerConfig.Providers TRANSPORT = new WorkerConfig.Providers() {

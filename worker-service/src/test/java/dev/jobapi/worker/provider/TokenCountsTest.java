@@ -22,10 +22,20 @@ class TokenCountsTest {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
     private final OpenAiCompatibleProvider openAi = new OpenAiCompatibleProvider(
-            "counts", new Settings(WorkerConfig.Provider.Kind.OPENAI), new Transport(), MAPPER, Clock.systemUTC());
+            "counts",
+            new Settings(WorkerConfig.Provider.Kind.OPENAI),
+            new Transport(),
+            (provider, wait, reason) -> {},
+            MAPPER,
+            Clock.systemUTC());
 
     private final AnthropicProvider anthropic = new AnthropicProvider(
-            "counts", new Settings(WorkerConfig.Provider.Kind.ANTHROPIC), new Transport(), MAPPER, Clock.systemUTC());
+            "counts",
+            new Settings(WorkerConfig.Provider.Kind.ANTHROPIC),
+            new Transport(),
+            (provider, wait, reason) -> {},
+            MAPPER,
+            Clock.systemUTC());
 
     /** A whole OpenAI answer with the demo patch and {@code usage} as its last chunk's usage. */
     private ProviderOutcome openAiAnswer(String usage) throws IOException {

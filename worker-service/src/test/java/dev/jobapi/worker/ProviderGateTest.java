@@ -1,0 +1,149 @@
+package dev.jobapi.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.jobapi.fakeprovider.Script;
+import dev.jobapi.fakeprovider.Step;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * docs/design.md, rule 21: each provider's health gate, shared by every worker through PostgreSQL,
+ * over the real database, broker and fake provider. The test stands in for the API's outbox relay.
+ */
+@QuarkusTest
+@QuarkusTestResource(value = FakeProviderResource.class, restrictToAnnotatedClass = true)
+class ProviderGateTest extends WorkerTestSupport {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+    /** jobapi.provider-gate.minimum-calls in the test profile. */
+    private static final int MINIMUM_CALLS = 5;
+
+    /**
+     * The breaker opens once the minimum of calls all failed; while it is open, attempts are held
+     * (never called, failed, counted or dead-lettered); after the open time one of them probes, and
+     * its success closes the breaker and sends the others on.
+     */
+    @Test
+    void aFailingProviderOpensItsBreakerHoldsTheRestAndOneProbeClosesIt() {
+        fake().addScript(Script.of("outage", Step.failing(503)));
+        List<UUID> burned = new ArrayList<>();
+        for (int i = 0; i < MINIMUM_CALLS; i++) {
+            UUID job = aJob("outage, burned " + i);
+            UUID attempt = aStartingAttempt(job, "fake-a");
+            burned.add(attempt);
+            publish(attempt, job);
+        }
+        await().atMost(PATIENCE).until(() -> burned.stream().allMatch(a -> "failed".equals(attemptState(a))));
+        await().atMost(PATIENCE).until(() -> "open".equals(breaker("fake-a")));
+
+        List<UUID> heldJobs = new ArrayList<>();
+        List<UUID> held = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            UUID job = aJob("outage, held " + i);
+            UUID attempt = aStartingAttempt(job, "fake-a");
+            heldJobs.add(job);
+            held.add(attempt);
+            publish(attempt, job);
+        }
+        await().atMost(PATIENCE).until(() -> held.stream().allMatch(a -> events(a, "attempt.held") >= 1));
+        for (UUID attempt : held) {
+            assertThat(attemptState(attempt)).isEqualTo("starting");
+            assertThat(text("SELECT lease_owner FROM attempt WHERE id = '" + attempt + "'"))
+                    .isNull();
+            assertThat(count("SELECT failed_deliveries FROM attempt WHERE id = '" + attempt + "'"))
+                    .isZero();
+        }
+        assertThat(requestsMatching("outage, held")).isEmpty();
+        assertThat(text("SELECT detail FROM job_event WHERE kind = 'attempt.held' LIMIT 1"))
+                .contains("circuit breaker is open");
+
+        fake().clearScripts(); // the outage ends
+        await().atMost(PATIENCE).until(() -> {
+            relayOutbox();
+            return heldJobs.stream().allMatch(job -> "completed".equals(jobState(job)));
+        });
+        assertThat(breaker("fake-a")).isEqualTo("closed");
+        assertThat(count("SELECT count(*) FROM job_event WHERE kind = 'attempt.claimed'"
+                        + " AND detail LIKE '%the probe of fake-a''s circuit breaker%'"))
+                .isEqualTo(1);
+        for (int i = 0; i < 3; i++) {
+            assertThat(requestsMatching("outage, held " + i)).hasSize(1);
+        }
+        assertThat(deadLetters()).isEmpty();
+    }
+
+    /**
+     * A provider that declines with a {@code retry-after} holds its attempt (handed back unclaimed,
+     * its money reservation released) and every other call until the time is up; then all go on.
+     */
+    @Test
+    void aRetryAfterHoldsEveryCallOfTheProviderUntilItEnds() {
+        fake().addScript(Script.of("limited", Step.failing(429).withHeader("retry-after", "2"), Step.ok()));
+        UUID first = aJob("limited, first");
+        UUID firstAttempt = aStartingAttempt(first, "fake-a");
+        publish(firstAttempt, first);
+        await().atMost(PATIENCE).until(() -> events(firstAttempt, "attempt.held") == 1);
+        assertThat(text("SELECT lease_owner FROM attempt WHERE id = '" + firstAttempt + "'"))
+                .isNull();
+        assertThat(text("SELECT limit_reason FROM provider_health WHERE provider = 'fake-a'"))
+                .contains("429");
+
+        UUID second = aJob("limited, second");
+        UUID secondAttempt = aStartingAttempt(second, "fake-a");
+        publish(secondAttempt, second);
+        await().atMost(PATIENCE).until(() -> events(secondAttempt, "attempt.held") == 1);
+        assertThat(requestsMatching("limited, second")).isEmpty();
+
+        await().atMost(PATIENCE).until(() -> {
+            relayOutbox();
+            return "completed".equals(jobState(first)) && "completed".equals(jobState(second));
+        });
+        assertThat(requestsMatching("limited, first")).hasSize(2);
+        assertThat(requestsMatching("limited, second")).hasSize(1);
+        assertThat(deadLetters()).isEmpty();
+    }
+
+    /**
+     * A held attempt whose job may fall back moves to an accepted provider whose gate is open: the
+     * held attempt superseded, a new one started through the outbox.
+     */
+    @Test
+    void aHeldAttemptWhoseJobMayFallBackMovesToAnAcceptedHealthyProvider() {
+        execute("INSERT INTO provider_health (provider, state, window_started_at, opened_at, retry_at, last_fault,"
+                + " updated_at) VALUES ('fake-a', 'open', now(), now(), now() + interval '1 hour', 'test outage',"
+                + " now())");
+        anAcceptanceRun("fake-b", "passed", Duration.ofHours(1));
+        UUID job = aJobWithFallback("held, falls back", "fake-b");
+        UUID held = aStartingAttempt(job, "fake-a");
+        publish(held, job);
+
+        await().atMost(PATIENCE).until(() -> "superseded".equals(attemptState(held)));
+        assertThat(text("SELECT reason FROM attempt WHERE id = '" + held + "'"))
+                .contains("circuit breaker is open")
+                .contains("moved to fake-b");
+        await().atMost(PATIENCE).until(() -> {
+            relayOutbox();
+            return "completed".equals(jobState(job));
+        });
+        assertThat(text("SELECT provider FROM attempt WHERE id = (SELECT winning_attempt_id FROM job WHERE id = '" + job
+                        + "')"))
+                .isEqualTo("fake-b");
+        assertThat(fake().requests()).noneMatch(r -> "fake-a".equals(r.model()));
+    }
+
+    private String breaker(String provider) {
+        return text("SELECT state FROM provider_health WHERE provider = '" + provider + "'");
+    }
+
+    private long events(UUID attempt, String kind) {
+        return count("SELECT count(*) FROM job_event WHERE attempt_id = '" + attempt + "' AND kind = '" + kind + "'");
+    }
+}

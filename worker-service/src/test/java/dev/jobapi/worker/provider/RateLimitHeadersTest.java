@@ -1,0 +1,79 @@
+package dev.jobapi.worker.provider;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.http.HttpHeaders;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** How the waits providers announce in their headers are read (docs/design.md, rule 21). */
+class RateLimitHeadersTest {
+
+    private static final Instant NOW = Instant.parse("2026-12-04T12:00:00Z");
+
+    @Test
+    void retryAfterIsReadInMillisecondsSecondsOrAsAnHttpDate() {
+        assertThat(RateLimitHeaders.retryAfter(headers("retry-after-ms", "1500", "retry-after", "9"), NOW))
+                .hasValue(new RateLimitHeaders.Announced(Duration.ofMillis(1500), "retry-after-ms"));
+        assertThat(RateLimitHeaders.retryAfter(headers("retry-after", "20"), NOW))
+                .hasValue(new RateLimitHeaders.Announced(Duration.ofSeconds(20), "retry-after"));
+        String date =
+                DateTimeFormatter.RFC_1123_DATE_TIME.format(NOW.plusSeconds(45).atZone(ZoneOffset.UTC));
+        assertThat(RateLimitHeaders.retryAfter(headers("retry-after", date), NOW))
+                .hasValue(new RateLimitHeaders.Announced(Duration.ofSeconds(45), "retry-after"));
+    }
+
+    @Test
+    void aRetryAfterThatIsNoTimeIsNotAWait() {
+        assertThat(RateLimitHeaders.retryAfter(headers("retry-after", "soon"), NOW))
+                .isEmpty();
+        assertThat(RateLimitHeaders.retryAfter(headers("retry-after", "-5"), NOW))
+                .isEmpty();
+        assertThat(RateLimitHeaders.retryAfter(headers("retry-after", "NaN"), NOW))
+                .isEmpty();
+        assertThat(RateLimitHeaders.retryAfter(headers(), NOW)).isEmpty();
+    }
+
+    @Test
+    void aRemainingCountOfZeroWaitsUntilItsReset() {
+        assertThat(RateLimitHeaders.exhausted(
+                        headers("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "6m0s"), NOW))
+                .hasValue(new RateLimitHeaders.Announced(Duration.ofMinutes(6), "x-ratelimit-remaining-requests: 0"));
+        assertThat(RateLimitHeaders.exhausted(
+                        headers(
+                                "anthropic-ratelimit-tokens-remaining",
+                                "0",
+                                "anthropic-ratelimit-tokens-reset",
+                                NOW.plusSeconds(30).toString()),
+                        NOW))
+                .hasValue(new RateLimitHeaders.Announced(
+                        Duration.ofSeconds(30), "anthropic-ratelimit-tokens-remaining: 0"));
+        assertThat(RateLimitHeaders.exhausted(
+                        headers("x-ratelimit-remaining-requests", "12", "x-ratelimit-reset-requests", "6m0s"), NOW))
+                .isEmpty();
+    }
+
+    @Test
+    void openAisDurationsAreRead() {
+        assertThat(RateLimitHeaders.goDuration("20ms")).hasValue(Duration.ofMillis(20));
+        assertThat(RateLimitHeaders.goDuration("1.5s")).hasValue(Duration.ofMillis(1500));
+        assertThat(RateLimitHeaders.goDuration("1h2m3s")).hasValue(Duration.ofSeconds(3723));
+        assertThat(RateLimitHeaders.goDuration("6m0s")).hasValue(Duration.ofMinutes(6));
+        assertThat(RateLimitHeaders.goDuration("")).isEmpty();
+        assertThat(RateLimitHeaders.goDuration("later")).isEmpty();
+    }
+
+    private static HttpHeaders headers(String... namesAndValues) {
+        Map<String, List<String>> map = new HashMap<>();
+        for (int i = 0; i < namesAndValues.length; i += 2) {
+            map.put(namesAndValues[i], List.of(namesAndValues[i + 1]));
+        }
+        return HttpHeaders.of(Map.copyOf(map), (name, value) -> true);
+    }
+}
