@@ -299,14 +299,18 @@ pgc_sql() {
   as_pg psql -X -q -h "$PGC_BASE/run" -p "$(pgc_port "$n")" -U postgres -d postgres -v ON_ERROR_STOP=1 -tA "$@"
 }
 
-# pgc_pid N: the postmaster, from postmaster.pid, if it runs node N's data directory.
+# pgc_pid N: the postmaster, from postmaster.pid, if it runs node N's data directory. Known by its
+# working directory (the postmaster changes to its data directory), not its command line: after
+# `pg_ctl restart` the command line has no -D (run 9 of the clustered soak took a restarted primary
+# for a stopped one, found "no primary" and failed its next failover).
 pgc_pid() {
   local f pid
   f="$(pgc_dir "$1")/postmaster.pid"
   [[ -f "$f" ]] || return 1
   pid=$(head -n 1 "$f" 2>/dev/null)
   alive "$pid" || return 1
-  [[ "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" == "$(pgc_bin)/postgres -D $(pgc_dir "$1") "* ]] || return 1
+  [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == "$(pgc_bin)/postgres" ]] || return 1
+  [[ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" == "$(pgc_dir "$1")" ]] || return 1
   echo "$pid"
 }
 

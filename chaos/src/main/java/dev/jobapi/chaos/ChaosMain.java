@@ -128,7 +128,14 @@ public final class ChaosMain {
         List<Faults.Planned> plan = options.cluster()
                 ? Faults.clusterSchedule(options.seed(), window)
                 : Faults.schedule(options.seed(), window);
-        Faults faults = new Faults(ctl, api, plan, options.amqp(), options.seed(), ledger);
+        Faults faults = new Faults(
+                ctl,
+                api,
+                plan,
+                options.amqp(),
+                options.seed(),
+                ledger,
+                new ProviderOutage(options.fake(), options.database()));
         Recovery recovery = null;
         if (options.cluster()) {
             recovery = new Recovery(options.apiManagement(), options.workerManagement(), ctl, Duration.ofSeconds(4));

@@ -37,7 +37,9 @@ final class Faults {
                 "SIGKILL a RabbitMQ node holding worker connections (only theirs where one does), restart it"),
         MQ_NODE_PAUSE("SIGSTOP a RabbitMQ node 60-90 s, SIGCONT, heal a partition left recorded"),
         PG_FAILOVER("PostgreSQL failover: standby lags 5 s, primary SIGSTOPped 30-60 s, SIGKILLed, standby"
-                + " promoted, old primary rejoined as the standby");
+                + " promoted, old primary rejoined as the standby"),
+        PROVIDER_OUTAGE("provider outage: the fake provider answers " + ProviderOutage.PROVIDER + "'s calls 503 for "
+                + ProviderOutage.LENGTH.toSeconds() + " s");
 
         final String label;
 
@@ -51,7 +53,16 @@ final class Faults {
 
         /** Every run must have these, however late the plan runs. */
         boolean mandatory() {
-            return this == RABBITMQ_RESTART || this == POSTGRES_RESTART || this == WORK_QUEUE_DELETED || cluster();
+            return this == RABBITMQ_RESTART
+                    || this == POSTGRES_RESTART
+                    || this == WORK_QUEUE_DELETED
+                    || this == PROVIDER_OUTAGE
+                    || cluster();
+        }
+
+        /** Faults that run on a thread of their own, beside the others: the cluster's, and the outage (a minute). */
+        boolean ownThread() {
+            return cluster() || this == PROVIDER_OUTAGE;
         }
 
         /** The clustered rig's faults: each runs on a thread of its own kind (broker, database). */
@@ -91,6 +102,7 @@ final class Faults {
     private final URI amqp;
     private final long seed;
     private final ClientLedger ledger;
+    private final ProviderOutage outage;
     private final Map<Kind, Integer> injected = new EnumMap<>(Kind.class);
     private final List<String> log = new ArrayList<>();
     // Processes a rollout is stopping on purpose: the supervisor's round must not start them behind its back.
@@ -120,7 +132,8 @@ final class Faults {
 
     private Recovery recovery;
 
-    Faults(Ctl ctl, Api api, List<Planned> plan, URI amqp, long seed, ClientLedger ledger) {
+    Faults(Ctl ctl, Api api, List<Planned> plan, URI amqp, long seed, ClientLedger ledger, ProviderOutage outage) {
+        this.outage = outage;
         this.ctl = ctl;
         this.api = api;
         this.plan = plan;
@@ -194,6 +207,7 @@ final class Faults {
         addSpread(plan, random, ms, Kind.API_SIGKILL_MID_REQUEST, minutes, 2);
         plan.add(new Planned(at(ms, 0.05 + 0.10 * random.nextDouble()), Kind.POISON_MESSAGES, 0));
         plan.add(new Planned(at(ms, 0.40 + 0.10 * random.nextDouble()), Kind.WORK_QUEUE_DELETED, 0));
+        plan.add(new Planned(at(ms, 0.50 + 0.10 * random.nextDouble()), Kind.PROVIDER_OUTAGE, 0));
         long rollouts = Math.max(1, (minutes + 2) / 3);
         for (int i = 0; i < rollouts; i++) {
             double slice = 1.0 / rollouts;
@@ -241,7 +255,8 @@ final class Faults {
         }
         for (List<Kind> kinds : List.of(
                 List.of(Kind.MQ_LEADER_KILL, Kind.MQ_WORKER_NODE_KILL, Kind.MQ_NODE_PAUSE),
-                List.of(Kind.PG_FAILOVER))) {
+                List.of(Kind.PG_FAILOVER),
+                List.of(Kind.PROVIDER_OUTAGE))) {
             Thread thread = new Thread(
                     () -> {
                         try {
@@ -256,7 +271,7 @@ final class Faults {
         }
         Instant windowEnd = start.plus(window);
         for (Planned fault : plan) {
-            if (fault.kind().rollout() || fault.kind().cluster()) {
+            if (fault.kind().rollout() || fault.kind().ownThread()) {
                 continue;
             }
             awaitDue(start, fault);
@@ -293,7 +308,7 @@ final class Faults {
         }
     }
 
-    /** The clustered rig's faults of some kinds, one after another, each at its time or when the one before ended. */
+    /** Faults of some kinds run on their own thread, one after another, each at its time or when the one before ended. */
     private void runCluster(Instant start, List<Kind> kinds) throws InterruptedException {
         for (Planned fault : plan) {
             if (!kinds.contains(fault.kind())) {
@@ -427,9 +442,15 @@ final class Faults {
     private String failover(int secs) throws InterruptedException {
         Instant at = Instant.now();
         String standby = ctl.pauseDatabase("standby");
-        Thread.sleep(5_000);
-        String primary = ctl.pauseDatabase("primary");
-        ctl.resumeDatabase(standby.split("\\s+")[1]);
+        String primary;
+        try {
+            Thread.sleep(5_000);
+            primary = ctl.pauseDatabase("primary");
+        } finally {
+            // Whatever happened to the primary's pause: a standby left stopped holds every synchronous
+            // commit forever (run 9: its backends filled max_connections).
+            ctl.resumeDatabase(standby.split("\\s+")[1]);
+        }
         // Into the stop, past any sane socket timeout: the threads still waiting on the stopped primary
         // (no reset, no answer) are the ones a missing JDBC socketTimeout leaves hanging.
         long into = Math.min(20, Math.max(1, secs - 5));
@@ -664,6 +685,9 @@ final class Faults {
                 }
                 ctl.restartBroker();
                 mark(fault.kind(), "", at, false);
+            }
+            case PROVIDER_OUTAGE -> {
+                return outage.inject();
             }
             case MQ_LEADER_KILL -> {
                 return killAndRestart(fault.kind(), ctl.leader(Checker.WORK_QUEUE), "leader of " + Checker.WORK_QUEUE);
