@@ -693,19 +693,31 @@ final class Faults {
                 return killAndRestart(fault.kind(), ctl.leader(Checker.WORK_QUEUE), "leader of " + Checker.WORK_QUEUE);
             }
             case MQ_WORKER_NODE_KILL -> {
-                // One look can find no worker connected (all of them reconnecting after a fault, or a
-                // rabbitmqctl answer cut short on a crowded machine): look again for up to 30 s.
-                Facts.Watch watch = ctl.watch();
-                int node = workerOnlyNode(watch);
+                // One look can find no worker connected (all of them reconnecting after a fault), or fail
+                // outright (rabbitmqctl list_connections timing out on a crowded machine: clustered run 10):
+                // look again for up to 30 s.
+                Facts.Watch watch = null;
+                int node = 0;
+                RuntimeException lastFailure = null;
                 for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                         node == 0 && System.nanoTime() < until; ) {
-                    Thread.sleep(3_000);
-                    watch = ctl.watch();
-                    node = workerOnlyNode(watch);
+                    try {
+                        watch = ctl.watch();
+                        node = workerOnlyNode(watch);
+                    } catch (RuntimeException lookFailed) {
+                        lastFailure = lookFailed;
+                    }
+                    if (node == 0) {
+                        Thread.sleep(3_000);
+                    }
                 }
                 if (node == 0) {
                     throw new IllegalStateException(
-                            "no node holds a worker's connection (services per node: " + watch.servicesPerNode() + ")");
+                            watch == null
+                                    ? "the broker's connections could not be listed for 30 s: "
+                                            + lastFailure.getMessage()
+                                    : "no node holds a worker's connection (services per node: "
+                                            + watch.servicesPerNode() + ")");
                 }
                 return killAndRestart(fault.kind(), node, "services per node: " + watch.servicesPerNode());
             }

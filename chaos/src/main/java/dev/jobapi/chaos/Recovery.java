@@ -212,8 +212,25 @@ final class Recovery {
         return out;
     }
 
-    /** After a database fault its 5xx answers are the database's, for this long after it was undone. */
+    /** After a database fault its 5xx answers are the database's, for at least this long after it was undone. */
     static final Duration DATABASE_TAIL = Duration.ofSeconds(15);
+
+    /**
+     * Until when intake's 5xx are a database fault's: until intake answered 2xx again after the fault was
+     * undone (at most {@link #INTAKE_TAIL} after), and at least {@link #DATABASE_TAIL}. The pools refill after
+     * the fault at their own pace: in clustered run 10 a burst of four pg_terminate_backend left intake
+     * answering 503 server-busy ("Unable to acquire JDBC Connection") 29 s after the last of them, which a
+     * fixed 15 s tail counted against a broker node killed meanwhile.
+     */
+    static Instant databaseExplainsUntil(Mark db, List<IntakeAnswer> intake) {
+        Instant until = db.ended().plus(DATABASE_TAIL);
+        Instant back = intake.stream()
+                .filter(answer -> answer.ok() && !answer.at().isBefore(db.ended()))
+                .map(IntakeAnswer::at)
+                .findFirst()
+                .orElse(db.ended().plus(INTAKE_TAIL));
+        return back.isAfter(until) ? back : until;
+    }
     /** How long after a fault was undone intake failures are counted against it. */
     static final Duration INTAKE_TAIL = Duration.ofSeconds(30);
 
@@ -285,7 +302,7 @@ final class Recovery {
                 unanswered++;
             } else if (explainedBy.stream()
                     .noneMatch(db -> !answer.at().isBefore(db.at())
-                            && answer.at().isBefore(db.ended().plus(DATABASE_TAIL)))) {
+                            && answer.at().isBefore(databaseExplainsUntil(db, intake)))) {
                 failed++;
                 lastFailed = answer.at();
             }
@@ -364,7 +381,7 @@ final class Recovery {
         Instant windowEnd = until;
         boolean databaseFaultDuring = explainedBy.stream()
                 .anyMatch(db -> db.at().isBefore(windowEnd)
-                        && db.ended().plus(DATABASE_TAIL).isAfter(mark.at()));
+                        && databaseExplainsUntil(db, intake).isAfter(mark.at()));
         return new Healed(
                 mark,
                 Duration.between(mark.at(), until),
@@ -453,7 +470,8 @@ final class Recovery {
                 .append(" s, so the worker and member figures are that coarse; readiness every 0.5 s.\n\n");
         out.append("POST /jobs 5xx: answers of the api from the fault until " + INTAKE_TAIL.toSeconds()
                 + " s after it was undone (for a broker fault, not while a database fault was under way or in its "
-                + DATABASE_TAIL.toSeconds() + " s tail); unanswered: no answer at all (the process was down: a kill"
+                + DATABASE_TAIL.toSeconds()
+                + " s tail, or until intake answered 2xx again after it); unanswered: no answer at all (the process was down: a kill"
                 + " or a rollout), reported only.\n\n");
         out.append("Restarted: processes the soak had stopped (a kill, a rollout) and that were not ready again at"
                 + " some time from the fault until a minute after it was undone; the worker and connection figures"

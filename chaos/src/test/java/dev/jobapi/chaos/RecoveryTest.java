@@ -113,12 +113,29 @@ class RecoveryTest {
         Recovery.Mark failover = new Recovery.Mark("failover", at(5), at(20), false, false);
         List<Recovery.IntakeAnswer> intake = List.of(
                 new Recovery.IntakeAnswer(at(12), 500),
-                new Recovery.IntakeAnswer(at(36), 500),
+                new Recovery.IntakeAnswer(at(38), 201), // intake is back after the failover
+                new Recovery.IntakeAnswer(at(39), 500),
                 new Recovery.IntakeAnswer(at(40), 201));
         Recovery.Healed healed = Recovery.healed(kill, intake, List.of(), List.of(failover), Set.of(), null);
         assertThat(healed.failedIntake()).isEqualTo(1);
         assertThat(healed.intake()).isEqualTo(Duration.ofSeconds(30));
         assertThat(healed.sampled()).isFalse();
+    }
+
+    /** Clustered run 10: the pools refill at their own pace; until intake answers again the 5xx are the database's. */
+    @Test
+    void aFiveHundredBeforeIntakeIsBackFromADatabaseFaultIsTheDatabasesHoweverLate() {
+        Recovery.Mark kill = new Recovery.Mark("worker node kill", at(30), at(42), true, true);
+        Recovery.Mark terminated = new Recovery.Mark("pg_terminate_backend", at(5), at(5), false, false);
+        List<Recovery.IntakeAnswer> intake = List.of(
+                new Recovery.IntakeAnswer(at(31), 503),
+                new Recovery.IntakeAnswer(at(34), 503),
+                new Recovery.IntakeAnswer(at(35), 201),
+                new Recovery.IntakeAnswer(at(36), 503));
+        Recovery.Healed healed = Recovery.healed(kill, intake, List.of(), List.of(terminated), Set.of(), null);
+        assertThat(healed.failedIntake()).isEqualTo(1); // the one after intake was back at 35 s
+        assertThat(Recovery.databaseExplainsUntil(terminated, intake)).isEqualTo(at(35));
+        assertThat(Recovery.databaseExplainsUntil(terminated, List.of())).isEqualTo(at(35));
     }
 
     @Test
