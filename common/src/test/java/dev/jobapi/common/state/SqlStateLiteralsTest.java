@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.jobapi.common.acceptance.AcceptanceState;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.job.JobState;
+import dev.jobapi.common.provider.ProviderHealth;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,7 +38,8 @@ class SqlStateLiteralsTest {
     private static final Set<String> WIRE_NAMES = Stream.of(
                     Arrays.stream(JobState.values()).map(JobState::wireName),
                     Arrays.stream(AttemptState.values()).map(AttemptState::wireName),
-                    Arrays.stream(AcceptanceState.values()).map(AcceptanceState::wireName))
+                    Arrays.stream(AcceptanceState.values()).map(AcceptanceState::wireName),
+                    Arrays.stream(ProviderHealth.BreakerState.values()).map(ProviderHealth.BreakerState::wireName))
             .flatMap(names -> names)
             .collect(Collectors.toSet());
 
