@@ -122,6 +122,46 @@ class AutomaticFallbackTest extends WorkerTestSupport {
         assertWaitsForItsOwner(job, first);
     }
 
+    /**
+     * Rule 19: an attempt held by an operator's pause moves on when its job may fall back, the held
+     * attempt superseded; the paused provider is never called.
+     */
+    @Test
+    void aJobHeldByAPauseFallsBackToAnAcceptedProvider() {
+        execute("INSERT INTO provider_pause (provider, paused_by, paused_at, reason)"
+                + " VALUES ('fake-a', 'otto', now(), 'outage')");
+        anAcceptanceRun("fake-b", "passed", Duration.ofHours(1));
+        UUID job = aJobWithFallback("paused, falls back", "fake-b");
+        UUID held = aStartingAttempt(job, "fake-a");
+        publish(held, job);
+
+        await().atMost(PATIENCE).until(() -> "superseded".equals(attemptState(held)));
+        assertThat(text("SELECT reason FROM attempt WHERE id = '" + held + "'"))
+                .isEqualTo("provider fake-a is paused by an operator; moved to fake-b by automatic fallback");
+        await().atMost(PATIENCE).until(() -> {
+            relayOutbox();
+            return "completed".equals(jobState(job));
+        });
+        assertThat(fake().requests()).noneMatch(r -> "fake-a".equals(r.model()));
+    }
+
+    /** A paused provider is no fallback target: the job waits for its owner, the pause named. */
+    @Test
+    void automaticFallbackNeverMovesToAPausedProvider() {
+        fake().addScript(Script.forModel("fake-a", Step.failing(400)));
+        anAcceptanceRun("fake-b", "passed", Duration.ofHours(1));
+        execute("INSERT INTO provider_pause (provider, paused_by, paused_at, reason)"
+                + " VALUES ('fake-b', 'otto', now(), 'outage')");
+        UUID job = aJobWithFallback("target paused", "fake-b");
+        UUID first = aStartingAttempt(job, "fake-a");
+        publish(first, job);
+
+        assertThat(awaitRefusal(job)).isEqualTo("fake-b: paused by an operator");
+        assertThat(count("SELECT count(*) FROM attempt WHERE job_id = '" + job + "'"))
+                .isEqualTo(1);
+        assertWaitsForItsOwner(job, first);
+    }
+
     @Test
     void unknownOutcomeNeverStartsAnAutomaticFallback() {
         fake().addScript(Script.forModel("fake-a", Step.delayed(30_000)));

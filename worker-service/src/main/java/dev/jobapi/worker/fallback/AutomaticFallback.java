@@ -11,6 +11,7 @@ import dev.jobapi.common.provider.ProviderHealth;
 import dev.jobapi.common.start.AttemptStarts;
 import dev.jobapi.common.start.StartRefusal;
 import dev.jobapi.worker.config.WorkerConfig;
+import dev.jobapi.worker.repository.AttemptWork;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 import java.time.Instant;
@@ -36,6 +37,7 @@ public class AutomaticFallback {
     private final WorkerConfig config;
     private final JobEvents events;
     private final ProviderHealth health;
+    private final AttemptWork work;
 
     AutomaticFallback(
             AttemptRepository attempts,
@@ -44,8 +46,10 @@ public class AutomaticFallback {
             AcceptanceConfig acceptance,
             WorkerConfig config,
             JobEvents events,
-            ProviderHealth health) {
+            ProviderHealth health,
+            AttemptWork work) {
         this.health = health;
+        this.work = work;
         this.attempts = attempts;
         this.starts = starts;
         this.acceptances = acceptances;
@@ -113,8 +117,8 @@ public class AutomaticFallback {
     }
 
     /**
-     * Called in the claim's transaction, with the job row locked, when the provider's health gate
-     * holds {@code held} (rule 21): a job whose fallback list names an untried provider that may take
+     * Called in the claim's transaction, with the job row locked, when an operator's pause (rule 19)
+     * or the provider's health gate (rule 21) holds {@code held}: a job whose fallback list names an untried provider that may take
      * it now moves there, the held attempt superseded by the new one. Otherwise the attempt stays
      * held, and nothing is recorded: it is asked again at each delivery.
      *
@@ -153,7 +157,8 @@ public class AutomaticFallback {
 
     /**
      * Why automatic fallback may not move to this provider: its configuration does not allow it,
-     * it has not passed acceptance recently, or its health gate holds its calls. Empty when it may.
+     * it has not passed acceptance recently, an operator paused it, or its health gate holds its
+     * calls. Empty when it may.
      */
     private Optional<String> refusal(String provider, Instant now) {
         WorkerConfig.Provider settings = config.provider().get(provider);
@@ -166,6 +171,9 @@ public class AutomaticFallback {
         Optional<String> notAccepted = acceptances.refusal(provider, acceptance.freshness(), now);
         if (notAccepted.isPresent()) {
             return notAccepted;
+        }
+        if (work.providerPaused(provider)) {
+            return Optional.of("paused by an operator");
         }
         ProviderHealth.Standing gate = health.standing(provider);
         if (!gate.open()) {

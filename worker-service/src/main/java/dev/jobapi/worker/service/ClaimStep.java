@@ -144,9 +144,7 @@ public class ClaimStep {
                 return Decision.NOTHING;
             }
             if (work.providerPaused(attempt.provider())) {
-                // Held (rule 19): left starting and unclaimed, the message acknowledged uncounted; the
-                // resume announces it again.
-                LOG.debugf("Attempt %s is held: provider %s is paused", attempt.id(), attempt.provider());
+                hold(step, "provider " + attempt.provider() + " is paused by an operator");
                 return Decision.NOTHING;
             }
             ProviderGate.Verdict verdict = gate.verdict(attempt.provider(), attempt.id());
@@ -237,9 +235,10 @@ public class ClaimStep {
     }
 
     /**
-     * The provider's health gate is shut (rule 21): the attempt stays starting and unclaimed, its
-     * message acknowledged uncounted, until the gate announces it again; or, when its job may fall
-     * back to a provider that can take it now, it is superseded by an attempt there.
+     * An operator paused the provider (rule 19) or its health gate is shut (rule 21): the attempt
+     * stays starting and unclaimed, its message acknowledged uncounted, until the resume or the gate
+     * announces it again; or, when its job may fall back to a provider that can take it now, it is
+     * superseded by an attempt there.
      */
     private void hold(Loaded step, String reason) {
         // Whether the job may fall back reads the job's other attempts: serialize with their changes.
