@@ -94,6 +94,11 @@ public abstract class ApiTestSupport {
                 .call(() -> ((Number) em.createNativeQuery(sql).getSingleResult()).longValue());
     }
 
+    protected String text(String sql) {
+        return QuarkusTransaction.requiringNew()
+                .call(() -> (String) em.createNativeQuery(sql).getSingleResult());
+    }
+
     protected void execute(String sql) {
         QuarkusTransaction.requiringNew().run(() -> em.createNativeQuery(sql).executeUpdate());
     }

@@ -154,7 +154,7 @@ class AuthorizationMatrixTest extends ApiTestSupport {
             new Endpoint(
                     "POST /admin/dlq/replay",
                     (r, ids) -> r.contentType(ContentType.JSON)
-                            .body("{\"all\":true}")
+                            .body("{\"ids\":[\"1\"]}")
                             .post("/admin/dlq/replay"),
                     401,
                     401,

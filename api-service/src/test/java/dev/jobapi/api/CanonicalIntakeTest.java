@@ -98,9 +98,4 @@ class CanonicalIntakeTest extends ApiTestSupport {
                 java.security.MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(StandardCharsets.UTF_8));
         assertThat(digest).isEqualTo("sha256:" + java.util.HexFormat.of().formatHex(sha));
     }
-
-    private String text(String sql) {
-        return io.quarkus.narayana.jta.QuarkusTransaction.requiringNew()
-                .call(() -> (String) em.createNativeQuery(sql).getSingleResult());
-    }
 }

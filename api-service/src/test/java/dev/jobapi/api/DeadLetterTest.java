@@ -2,11 +2,13 @@ package dev.jobapi.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasSize;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.GetResponse;
+import dev.jobapi.api.contract.OutsideTheContract;
 import dev.jobapi.api.deadletter.DeadLetterMover;
 import dev.jobapi.api.deadletter.DeadLetterStore;
 import dev.jobapi.common.message.AttemptMessage;
@@ -197,8 +199,9 @@ class DeadLetterTest extends ApiTestSupport {
                 .body("depth", equalTo(2))
                 .body("items", hasSize(1));
 
+        String alices = idsOf("owner_id = 'alice'");
         as(otto).contentType(ContentType.JSON)
-                .body("{\"filter\":{\"owner\":\"alice\",\"reason\":\"rejected\"},\"dryRun\":true}")
+                .body("{\"ids\":" + alices + ",\"dryRun\":true}")
                 .post("/admin/dlq/replay")
                 .then()
                 .statusCode(200)
@@ -206,7 +209,7 @@ class DeadLetterTest extends ApiTestSupport {
                 .body("replayed", equalTo(2))
                 .body("sample", hasSize(2));
         as(otto).contentType(ContentType.JSON)
-                .body("{\"all\":true,\"dryRun\":true,\"reason\":\"look first\"}")
+                .body("{\"ids\":" + idsOf("true") + ",\"dryRun\":true,\"reason\":\"look first\"}")
                 .post("/admin/dlq/discard")
                 .then()
                 .statusCode(200)
@@ -217,9 +220,9 @@ class DeadLetterTest extends ApiTestSupport {
         assertThat(count("SELECT count(*) FROM outbox")).isEqualTo(outbox);
         assertThat(count("SELECT count(*) FROM audit_record")).isZero();
 
-        // Executed, the same filter changes what the dry run counted.
+        // Executed, the same ids change what the dry run counted.
         as(otto).contentType(ContentType.JSON)
-                .body("{\"filter\":{\"owner\":\"alice\",\"reason\":\"rejected\"}}")
+                .body("{\"ids\":" + alices + "}")
                 .post("/admin/dlq/replay")
                 .then()
                 .statusCode(200)
@@ -241,6 +244,7 @@ class DeadLetterTest extends ApiTestSupport {
                 + " FROM attempt a, generate_series(1, " + letters + ") n WHERE a.id = '" + attempt + "'");
         long outbox = count("SELECT count(*) FROM outbox");
 
+        String ids = idsOf("true");
         int callers = 4;
         CountDownLatch start = new CountDownLatch(1);
         ExecutorService pool = Executors.newFixedThreadPool(callers);
@@ -250,7 +254,7 @@ class DeadLetterTest extends ApiTestSupport {
                 calls.add(pool.submit((Callable<Integer>) () -> {
                     start.await();
                     return as(otto).contentType(ContentType.JSON)
-                            .body("{\"all\":true}")
+                            .body("{\"ids\":" + ids + "}")
                             .post("/admin/dlq/replay")
                             .then()
                             .statusCode(200)
@@ -281,9 +285,10 @@ class DeadLetterTest extends ApiTestSupport {
                 + " $$ BEGIN RAISE EXCEPTION 'audit refused by the test'; END $$");
         execute("CREATE TRIGGER test_refuse_audit BEFORE INSERT ON audit_record"
                 + " FOR EACH ROW EXECUTE FUNCTION test_refuse_audit()");
+        String ids = idsOf("true");
         try {
             as(otto).contentType(ContentType.JSON)
-                    .body("{\"all\":true}")
+                    .body("{\"ids\":" + ids + "}")
                     .post("/admin/dlq/replay")
                     .then()
                     .statusCode(500);
@@ -295,7 +300,7 @@ class DeadLetterTest extends ApiTestSupport {
         assertThat(count("SELECT count(*) FROM outbox")).isEqualTo(outbox);
 
         as(otto).contentType(ContentType.JSON)
-                .body("{\"all\":true}")
+                .body("{\"ids\":" + ids + "}")
                 .post("/admin/dlq/replay")
                 .then()
                 .statusCode(200)
@@ -305,7 +310,8 @@ class DeadLetterTest extends ApiTestSupport {
     }
 
     @Test
-    void discardNeedsAReasonAndBadFiltersAreProblems() {
+    @OutsideTheContract("selections the document forbids on purpose: all, a filter, no ids")
+    void discardNeedsAReasonAndBadFiltersAndSelectionsAreProblems() {
         storedPoison();
         as(otto).get("/admin/dlq?since=yesterday").then().statusCode(400).body("code", equalTo("invalid-query"));
         as(otto).get("/admin/dlq?since=2026-12-03T15:00:00Z&until=2026-12-03T14:00:00Z")
@@ -314,35 +320,57 @@ class DeadLetterTest extends ApiTestSupport {
                 .body("code", equalTo("invalid-query"));
         as(otto).get("/admin/dlq/count?state=lost").then().statusCode(400).body("code", equalTo("invalid-query"));
         as(otto).get("/admin/dlq?after=-1").then().statusCode(400).body("code", equalTo("invalid-query"));
+        // A selection by filter is a bulk action, whose execution needs its dry run's token: never here.
+        for (String selection :
+                List.of("{\"all\":true}", "{\"filter\":{\"owner\":\"alice\"}}", "{\"all\":true,\"ids\":[\"1\"]}")) {
+            as(otto).contentType(ContentType.JSON)
+                    .body(selection)
+                    .post("/admin/dlq/replay")
+                    .then()
+                    .statusCode(400)
+                    .body("code", equalTo("invalid-request"))
+                    .body("detail", containsString("/admin/bulk/dlq-replay/dry-run"));
+        }
         as(otto).contentType(ContentType.JSON)
-                .body("{\"all\":true,\"ids\":[\"1\"]}")
+                .body("{\"filter\":{},\"reason\":\"everything\"}")
+                .post("/admin/dlq/discard")
+                .then()
+                .statusCode(400)
+                .body("detail", containsString("/admin/bulk/dlq-discard/dry-run"));
+        for (String noIds : List.of("{}", "{\"ids\":[]}")) {
+            as(otto).contentType(ContentType.JSON)
+                    .body(noIds)
+                    .post("/admin/dlq/replay")
+                    .then()
+                    .statusCode(400)
+                    .body("code", equalTo("invalid-request"));
+        }
+        as(otto).contentType(ContentType.JSON)
+                .body("{\"ids\":[\"x\"]}")
                 .post("/admin/dlq/replay")
                 .then()
                 .statusCode(400)
                 .body("code", equalTo("invalid-request"));
+        String poison = idsOf("true");
         as(otto).contentType(ContentType.JSON)
-                .body("{\"filter\":{\"since\":\"soon\"}}")
-                .post("/admin/dlq/replay")
-                .then()
-                .statusCode(400)
-                .body("code", equalTo("invalid-request"));
-        as(otto).contentType(ContentType.JSON)
-                .body("{\"all\":true}")
+                .body("{\"ids\":" + poison + "}")
                 .post("/admin/dlq/discard")
                 .then()
                 .statusCode(400)
                 .body("code", equalTo("invalid-request"));
+        assertThat(count("SELECT count(*) FROM dead_letter WHERE settlement IS NULL"))
+                .isEqualTo(1);
 
         // A replay leaves a poison message pending; a discard settles it, audited.
         as(otto).contentType(ContentType.JSON)
-                .body("{\"all\":true}")
+                .body("{\"ids\":" + poison + "}")
                 .post("/admin/dlq/replay")
                 .then()
                 .statusCode(200)
                 .body("replayed", equalTo(0))
                 .body("notReplayable", equalTo(1));
         as(otto).contentType(ContentType.JSON)
-                .body("{\"all\":true,\"reason\":\"poison, reported upstream\"}")
+                .body("{\"ids\":" + poison + ",\"reason\":\"poison, reported upstream\"}")
                 .post("/admin/dlq/discard")
                 .then()
                 .statusCode(200)
@@ -356,6 +384,11 @@ class DeadLetterTest extends ApiTestSupport {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** The ids of the dead letters the condition selects, as a JSON array of strings. */
+    private String idsOf(String condition) {
+        return text("SELECT coalesce(json_agg(id::text ORDER BY id), '[]')::text FROM dead_letter WHERE " + condition);
+    }
 
     private UUID aliceAttempt(String key) {
         String job =

@@ -133,7 +133,7 @@ class OwnershipTest extends ApiTestSupport {
                 .body("detail", org.hamcrest.Matchers.containsString("'sub'"));
         as(noSub)
                 .contentType("application/json")
-                .body("{\"all\":true}")
+                .body("{\"ids\":[\"1\"]}")
                 .post("/admin/dlq/replay")
                 .then()
                 .statusCode(401);

@@ -143,9 +143,4 @@ class TracingTest extends ApiTestSupport {
                 .toList();
         return named.isEmpty() ? null : named.get(named.size() - 1);
     }
-
-    private String text(String sql) {
-        return io.quarkus.narayana.jta.QuarkusTransaction.requiringNew()
-                .call(() -> (String) em.createNativeQuery(sql).getSingleResult());
-    }
 }

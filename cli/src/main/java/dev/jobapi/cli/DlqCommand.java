@@ -9,7 +9,6 @@ import java.io.PrintWriter;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -20,12 +19,12 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code jobctl dlq}: the dead letters (rows the api's mover stored), for operators: list, count,
- * show, and replay or discard by ids or by filter, with a dry run.
+ * show, and replay or discard by ids, with a dry run; by filter, {@code jobctl bulk run}.
  */
 @Command(
         name = "dlq",
         mixinStandardHelpOptions = true,
-        description = "Dead letters (operators): list, count, show, replay, discard; by ids or by filter.")
+        description = "Dead letters (operators): list, count, show by filter; replay, discard by ids.")
 final class DlqCommand {
 
     @ParentCommand
@@ -59,10 +58,6 @@ final class DlqCommand {
             put(query, "since", since);
             put(query, "until", until);
             return query;
-        }
-
-        boolean empty() {
-            return query().isEmpty();
         }
 
         private static void put(Map<String, String> query, String key, String value) {
@@ -143,70 +138,37 @@ final class DlqCommand {
         return ExitCodes.OK;
     }
 
-    /** Which dead letters to act on: ids, or every pending one (narrowed by the filter). */
-    static final class Selection {
-        @Option(names = "--all", description = "Every pending dead letter the filter matches (no filter: all).")
-        boolean all;
-
-        @Parameters(paramLabel = "ID", arity = "0..*", description = "Dead letters by id.")
-        List<String> ids;
-    }
-
     @Command(
             name = "replay",
             mixinStandardHelpOptions = true,
-            description = "Replay dead letters by ids or by filter: each goes back to work once (skipped when its"
-                    + " attempt has nothing left to do). Shows the dry run's count and asks unless --yes.")
+            description = "Replay dead letters by id: each goes back to work once (skipped when its attempt has"
+                    + " nothing left to do). Asks unless --yes. By filter: jobctl bulk run dlq-replay.")
     int replay(
-            @Mixin Filter filter,
+            @Parameters(paramLabel = "ID", arity = "1..*", description = "Dead letters by id.") List<String> ids,
             @Mixin OutputFormat output,
-            @ArgGroup(exclusive = false) Selection selection,
             @Option(names = "--dry-run", description = "Count and sample; change nothing.") boolean dryRun,
             @Option(names = "--yes", description = "Do not ask for confirmation.") boolean yes,
             @Option(names = "--note", description = "Why (audited).") String note) {
-        return act(false, filter, output, selection, dryRun, yes, note);
+        return act(false, ids, output, dryRun, yes, note);
     }
 
     @Command(
             name = "discard",
             mixinStandardHelpOptions = true,
-            description = "Discard dead letters by ids or by filter, with a reason (--note, audited)."
-                    + " Shows the dry run's count and asks unless --yes.")
+            description = "Discard dead letters by id, with a reason (--note, audited). Asks unless --yes."
+                    + " By filter: jobctl bulk run dlq-discard.")
     int discard(
-            @Mixin Filter filter,
+            @Parameters(paramLabel = "ID", arity = "1..*", description = "Dead letters by id.") List<String> ids,
             @Mixin OutputFormat output,
-            @ArgGroup(exclusive = false) Selection selection,
             @Option(names = "--dry-run", description = "Count and sample; change nothing.") boolean dryRun,
             @Option(names = "--yes", description = "Do not ask for confirmation.") boolean yes,
             @Option(names = "--note", required = true, description = "Why (audited).") String note) {
-        return act(true, filter, output, selection, dryRun, yes, note);
+        return act(true, ids, output, dryRun, yes, note);
     }
 
-    private int act(
-            boolean discard,
-            Filter filter,
-            OutputFormat output,
-            Selection selection,
-            boolean dryRun,
-            boolean yes,
-            String note) {
-        boolean ids = selection != null && selection.ids != null && !selection.ids.isEmpty();
-        boolean all = selection != null && selection.all;
-        if (ids == (all || !filter.empty())) {
-            spec.commandLine()
-                    .getErr()
-                    .println("jobctl: name dead letters by ID, or select them with --all or a filter");
-            return ExitCodes.USAGE;
-        }
+    private int act(boolean discard, List<String> ids, OutputFormat output, boolean dryRun, boolean yes, String note) {
         ObjectNode body = JobApiClient.json().createObjectNode();
-        if (ids) {
-            selection.ids.forEach(body.putArray("ids")::add);
-        } else if (filter.empty()) {
-            body.put("all", true);
-        } else {
-            ObjectNode f = body.putObject("filter");
-            filter.query().forEach(f::put);
-        }
+        ids.forEach(body.putArray("ids")::add);
         if (note != null) {
             body.put("reason", note);
         }

@@ -288,8 +288,8 @@ public final class JobApiClient {
     }
 
     /**
-     * Replays ({@code discard} false) or discards dead letters: {@code body} names ids, a filter or
-     * all, and may ask for a dry run. Not idempotent, so retried only before sending.
+     * Replays ({@code discard} false) or discards dead letters: {@code body} names their ids and may
+     * ask for a dry run. Not idempotent, so retried only before sending. By filter: {@link #bulkDryRun}.
      */
     public JsonNode actOnDeadLetters(boolean discard, JsonNode body) {
         return read(

@@ -1,5 +1,6 @@
 package dev.jobapi.api.rest;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.Caller;
@@ -34,8 +35,9 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 /**
  * Dead letters for operators (docs/api.md#operators-role-operator, docs/design.md, rule 13): rows
  * in PostgreSQL that the dead-letter mover made from the broker's dead-letter queue. Listed,
- * counted and filtered by SQL; replayed (through the outbox) or discarded by ids or by a filter,
- * with a dry run; every action audited in the transaction that makes it.
+ * counted and filtered by SQL; replayed (through the outbox) or discarded by ids, with a dry run;
+ * every action audited in the transaction that makes it. A selection by filter is a bulk action
+ * ({@link BulkResource}): its execution needs the dry run's token and is refused when the set changed.
  */
 // Every operation answers these; they are declared once for the class.
 @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
@@ -50,19 +52,9 @@ public class DeadLetterResource {
     private static final int MAX_IDS = 10_000;
     private static final int MAX_FILTER_TEXT = 200;
 
-    /** The filter of a bulk action; every field optional, the empty filter is every pending dead letter. */
-    public record FilterRequest(
-            @Schema(description = "The job's owner") String owner,
-            @Schema(description = "The attempt's provider") String provider,
-            @Schema(description = "The broker's reason: rejected, delivery_limit, expired, maxlen") String reason,
-            @Schema(description = "Dead-lettered at or after (ISO-8601 instant)") String since,
-            @Schema(description = "Dead-lettered before (ISO-8601 instant)") String until) {}
-
-    /** Body of POST /admin/dlq/replay and /admin/dlq/discard: exactly one of ids, filter, all. */
-    public record BulkRequest(
-            @Schema(description = "Dead letters by id") List<String> ids,
-            @Schema(description = "Every pending dead letter this filter matches") FilterRequest filter,
-            @Schema(description = "Every pending dead letter (the empty filter)") Boolean all,
+    /** Body of POST /admin/dlq/replay and /admin/dlq/discard: the dead letters by id. */
+    public record ByIdsRequest(
+            @Schema(description = "Dead letters by id (1 to 10,000)", required = true) List<String> ids,
             @Schema(description = "Count and sample what the action would change; change nothing") Boolean dryRun,
             @Schema(description = "Why (audited); required by discard") String reason) {}
 
@@ -108,7 +100,7 @@ public class DeadLetterResource {
             @Parameter(description = "The previous page's 'next'") @QueryParam("after") String afterValue,
             @QueryParam("offset") String offsetValue,
             @QueryParam("limit") String limitValue) {
-        Filter filter = filterOf(owner, provider, reason, since, until, state, true);
+        Filter filter = filterOf(owner, provider, reason, since, until, state);
         long after = QueryValues.whole("after", afterValue, 0, 0, Long.MAX_VALUE);
         int offset = (int) QueryValues.whole("offset", offsetValue, 0, 0, Integer.MAX_VALUE);
         int limit = (int) QueryValues.whole("limit", limitValue, 50, 1, MAX_PAGE);
@@ -128,37 +120,33 @@ public class DeadLetterResource {
             @QueryParam("since") String since,
             @QueryParam("until") String until,
             @QueryParam("state") String state) {
-        return new DeadLetterCount(deadLetters.count(filterOf(owner, provider, reason, since, until, state, true)));
+        return new DeadLetterCount(deadLetters.count(filterOf(owner, provider, reason, since, until, state)));
     }
 
     @Operation(
             operationId = "replayDeadLetters",
-            summary = "Replay dead letters by ids or by filter (through the outbox, each once); dry run; audited")
+            summary = "Replay dead letters by id (through the outbox, each once); dry run; audited."
+                    + " By filter: the bulk action dlq-replay")
     @APIResponse(responseCode = "200", description = "What was (or, for a dry run, would be) replayed and skipped")
-    @APIResponse(responseCode = "400", description = "invalid-request")
+    @APIResponse(responseCode = "400", description = "invalid-request (no ids; a filter, which is a bulk action)")
     @RequestBody(
             content =
                     @Content(
                             mediaType = "application/json",
-                            schema = @Schema(implementation = BulkRequest.class),
+                            schema = @Schema(implementation = ByIdsRequest.class),
                             examples = {
                                 @ExampleObject(name = "ids", value = "{\"ids\":[\"17\",\"18\"]}"),
-                                @ExampleObject(
-                                        name = "filter, dry run",
-                                        value =
-                                                "{\"filter\":{\"provider\":\"fake-b\",\"since\":\"2026-12-03T14:00:00Z\"},"
-                                                        + "\"dryRun\":true}")
+                                @ExampleObject(name = "ids, dry run", value = "{\"ids\":[\"17\"],\"dryRun\":true}")
                             }))
     @POST
     @Path("replay")
     @Consumes(MediaType.APPLICATION_JSON)
     public DeadLetterQueue.BulkResult replay(byte[] body) {
-        BulkRequest request = bodies.bind(bodies.tree(body), BulkRequest.class);
-        DeadLetterQueue.Selection selection = selection(request);
+        ByIdsRequest request = byIds(body, "dlq-replay");
         boolean dryRun = Boolean.TRUE.equals(request.dryRun());
         String reason = request.reason() == null ? null : bodies.reason("reason", request.reason());
         DeadLetterQueue.BulkResult result =
-                deadLetters.replay(selection, dryRun, currentCaller.get().subject(), reason);
+                deadLetters.replay(ids(request), dryRun, currentCaller.get().subject(), reason);
         if (!dryRun) {
             metrics.replayed(result.replayed());
         }
@@ -167,47 +155,49 @@ public class DeadLetterResource {
 
     @Operation(
             operationId = "discardDeadLetters",
-            summary = "Discard dead letters by ids or by filter, with a reason; dry run; audited")
+            summary = "Discard dead letters by id, with a reason; dry run; audited. By filter: the bulk action"
+                    + " dlq-discard")
     @APIResponse(responseCode = "200", description = "What was (or, for a dry run, would be) discarded")
-    @APIResponse(responseCode = "400", description = "invalid-request")
+    @APIResponse(
+            responseCode = "400",
+            description = "invalid-request (no ids or reason; a filter, which is a bulk action)")
     @RequestBody(
             content =
                     @Content(
                             mediaType = "application/json",
-                            schema = @Schema(implementation = BulkRequest.class),
+                            schema = @Schema(implementation = ByIdsRequest.class),
                             examples =
                                     @ExampleObject(
-                                            name = "filter",
-                                            value =
-                                                    "{\"filter\":{\"reason\":\"rejected\"},\"reason\":\"poison, reported\"}")))
+                                            name = "ids",
+                                            value = "{\"ids\":[\"17\"],\"reason\":\"poison, reported\"}")))
     @POST
     @Path("discard")
     @Consumes(MediaType.APPLICATION_JSON)
     public DeadLetterQueue.BulkResult discard(byte[] body) {
-        BulkRequest request = bodies.bind(bodies.tree(body), BulkRequest.class);
-        DeadLetterQueue.Selection selection = selection(request);
+        ByIdsRequest request = byIds(body, "dlq-discard");
         boolean dryRun = Boolean.TRUE.equals(request.dryRun());
         String reason = bodies.reason("reason", request.reason());
-        return deadLetters.discard(selection, dryRun, currentCaller.get().subject(), reason);
+        return deadLetters.discard(ids(request), dryRun, currentCaller.get().subject(), reason);
     }
 
-    private static DeadLetterQueue.Selection selection(BulkRequest request) {
-        boolean all = Boolean.TRUE.equals(request.all());
-        boolean ids = request.ids() != null;
-        boolean filter = request.filter() != null;
-        if ((all ? 1 : 0) + (ids ? 1 : 0) + (filter ? 1 : 0) != 1) {
+    /**
+     * The request, or a 400: a selection by filter (or every dead letter) is a bulk action, whose
+     * execution must present its dry run's token and is refused when the set changed since.
+     */
+    private ByIdsRequest byIds(byte[] body, String bulkAction) {
+        JsonNode tree = bodies.tree(body);
+        if (tree.has("filter") || tree.has("all")) {
             throw new ProblemException(
-                    Problem.INVALID_REQUEST, "Send one of {\"ids\": [...]}, {\"filter\": {...}} or {\"all\": true}.");
+                    Problem.INVALID_REQUEST,
+                    "Dead letters selected by a filter are a bulk action: POST /admin/bulk/" + bulkAction
+                            + "/dry-run with {\"filter\": {...}}, then /admin/bulk/" + bulkAction
+                            + "/run with its token. Here, name them: {\"ids\": [...]}.");
         }
-        if (all) {
-            return new DeadLetterQueue.Selection(null, Filter.PENDING);
-        }
-        if (filter) {
-            FilterRequest f = request.filter();
-            return new DeadLetterQueue.Selection(
-                    null, filterOf(f.owner(), f.provider(), f.reason(), f.since(), f.until(), null, false));
-        }
-        if (request.ids().isEmpty() || request.ids().size() > MAX_IDS) {
+        return bodies.bind(tree, ByIdsRequest.class);
+    }
+
+    private static List<Long> ids(ByIdsRequest request) {
+        if (request.ids() == null || request.ids().isEmpty() || request.ids().size() > MAX_IDS) {
             throw new ProblemException(
                     Problem.INVALID_REQUEST, "'ids' must name from 1 to " + MAX_IDS + " dead letters.");
         }
@@ -224,13 +214,13 @@ public class DeadLetterResource {
             }
             throw new ProblemException(Problem.INVALID_REQUEST, "Every entry of 'ids' must be a dead letter's id.");
         }
-        return new DeadLetterQueue.Selection(parsed, null);
+        return parsed;
     }
 
-    /** The filter, or a 400 naming the field and its rule ({@code invalid-query} in a URL, else invalid-request). */
+    /** The query's filter, or a 400 {@code invalid-query} naming the field and its rule. */
     private static Filter filterOf(
-            String owner, String provider, String reason, String since, String until, String state, boolean query) {
-        Problem problem = query ? Problem.INVALID_QUERY : Problem.INVALID_REQUEST;
+            String owner, String provider, String reason, String since, String until, String state) {
+        Problem problem = Problem.INVALID_QUERY;
         Instant from = instant("since", since, problem);
         Instant to = instant("until", until, problem);
         if (from != null && to != null && !from.isBefore(to)) {

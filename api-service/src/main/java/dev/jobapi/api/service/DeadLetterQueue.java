@@ -32,13 +32,13 @@ import org.jboss.logging.Logger;
  * from what the broker dead-lettered. Listing, counting and filtering are SQL over the table's
  * indexes, paged by id (keyset); nothing here touches the broker.
  *
- * <p>Replay and discard walk their selection (ids, or a filter) in batches of {@link #BATCH} in id
- * order, each batch one transaction that settles its rows with a conditional update ({@code WHERE
+ * <p>Replay and discard by ids walk them in batches of {@link #BATCH} in id order, each batch one transaction that settles its rows with a conditional update ({@code WHERE
  * settlement IS NULL}: two concurrent calls never settle a row twice; the rows locked in id order,
  * so two such calls wait for each other and never deadlock), writes the replays' outbox
  * rows (the relay publishes them, confirmed) and the audit record. The next batch starts after the
  * last id, so the cost is linear in the selection. A dry run walks the same batches and changes
- * nothing.
+ * nothing. A selection by filter is a bulk action (bulk.BulkActions), which settles its batches
+ * through {@link #settleForBulk}.
  */
 @ApplicationScoped
 public class DeadLetterQueue {
@@ -73,22 +73,6 @@ public class DeadLetterQueue {
     /** A filter over the rows; null fields do not filter. {@code since} inclusive, {@code until} exclusive. */
     public record Filter(String owner, String provider, String reason, Instant since, Instant until, State state) {
         public static final Filter PENDING = new Filter(null, null, null, null, null, State.PENDING);
-
-        public String describe() {
-            StringBuilder s = new StringBuilder("state=").append(state.wire());
-            append(s, "owner", owner);
-            append(s, "provider", provider);
-            append(s, "reason", reason);
-            append(s, "since", since);
-            append(s, "until", until);
-            return s.toString();
-        }
-
-        private static void append(StringBuilder s, String name, Object value) {
-            if (value != null) {
-                s.append(' ').append(name).append('=').append(value);
-            }
-        }
     }
 
     /** A dead letter as an operator sees it. */
@@ -131,13 +115,6 @@ public class DeadLetterQueue {
             List<String> skippedIds,
             List<String> discardedIds,
             List<DeadLetter> sample) {}
-
-    /** Rows to act on: these ids, or every pending row the filter matches. */
-    public record Selection(List<Long> ids, Filter filter) {
-        String describe() {
-            return ids != null ? "ids=" + ids : filter.describe();
-        }
-    }
 
     private static final String COLUMNS = "d.id, d.attempt_id, d.job_id, d.owner_id, d.provider, d.body, d.reason,"
             + " d.death_queue, d.death_count, d.delivery_count, d.first_death_at, d.last_death_at, d.dead_lettered_at,"
@@ -202,18 +179,18 @@ public class DeadLetterQueue {
      * settled {@code skipped}; one that names no attempt stays pending. Each batch and its audit
      * record commit together.
      */
-    public BulkResult replay(Selection selection, boolean dryRun, String operator, String reason) {
-        return walk(selection, dryRun, operator, reason, true);
+    public BulkResult replay(List<Long> ids, boolean dryRun, String operator, String reason) {
+        return walk(ids, dryRun, operator, reason, true);
     }
 
-    /** Discards the selection's pending rows, with the operator's reason; audited like a replay. */
-    public BulkResult discard(Selection selection, boolean dryRun, String operator, String reason) {
-        return walk(selection, dryRun, operator, reason, false);
+    /** Discards these rows while pending, with the operator's reason; audited like a replay. */
+    public BulkResult discard(List<Long> ids, boolean dryRun, String operator, String reason) {
+        return walk(ids, dryRun, operator, reason, false);
     }
 
     private record Candidate(long id, UUID attemptId, UUID jobId, Boolean nothingLeftToDo) {}
 
-    private BulkResult walk(Selection selection, boolean dryRun, String operator, String reason, boolean replay) {
+    private BulkResult walk(List<Long> ids, boolean dryRun, String operator, String reason, boolean replay) {
         Tally tally = new Tally(dryRun);
         long after = 0;
         TraceParent trace = tracing.current();
@@ -221,7 +198,7 @@ public class DeadLetterQueue {
             long from = after;
             Walked walked = walkOneBatch(() -> QuarkusTransaction.requiringNew()
                     .call(() -> work(connection -> {
-                        List<Candidate> batch = batch(connection, selection, from);
+                        List<Candidate> batch = batch(connection, ids, from);
                         if (batch.isEmpty()) {
                             return null;
                         }
@@ -231,8 +208,7 @@ public class DeadLetterQueue {
                             preview(connection, batch, tally, replay);
                             return new Walked(last, null, 0);
                         }
-                        Settled settled =
-                                settle(connection, batch, replay, operator, reason, trace, selection.describe());
+                        Settled settled = settle(connection, batch, replay, operator, reason, trace, "ids=" + ids);
                         return new Walked(last, settled, replay ? notReplayable(batch) : 0);
                     })));
             if (walked == null) {
@@ -271,10 +247,8 @@ public class DeadLetterQueue {
         }
     }
 
-    private List<Candidate> batch(Connection connection, Selection selection, long after) throws SQLException {
-        Where where = selection.ids() != null
-                ? new Where("d.settlement IS NULL AND d.id = ANY(?)", List.of(selection.ids()))
-                : where(selection.filter(), "d");
+    private List<Candidate> batch(Connection connection, List<Long> ids, long after) throws SQLException {
+        Where where = new Where("d.settlement IS NULL AND d.id = ANY(?)", List.of(ids));
         List<Candidate> batch = new ArrayList<>();
         try (PreparedStatement select =
                 connection.prepareStatement("SELECT d.id, a.id, a.job_id, a.state, j.state FROM dead_letter d"
@@ -346,7 +320,7 @@ public class DeadLetterQueue {
     public Settled settleForBulk(
             Connection connection, List<Long> ids, boolean replay, String operator, String reason, String describe)
             throws SQLException {
-        List<Candidate> batch = batch(connection, new Selection(ids, null), 0);
+        List<Candidate> batch = batch(connection, ids, 0);
         return settle(connection, batch, replay, operator, reason, tracing.current(), describe);
     }
 
