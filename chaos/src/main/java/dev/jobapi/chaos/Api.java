@@ -45,13 +45,18 @@ final class Api {
     }
 
     /** Told of every POST /jobs answer (the clustered soak's intake figures); none by default. */
-    private volatile java.util.function.IntConsumer intake = status -> {};
+    private volatile IntakeListener intake = (status, code) -> {};
+
+    /** Told of each POST /jobs answer: its status (or -1) and its problem's code (null without one). */
+    interface IntakeListener {
+        void answered(int status, String code);
+    }
 
     /**
      * The listener gets each POST /jobs answer's status, or -1 when no answer came or a 5xx came from a process
-     * shutting down (not a problem of ours).
+     * shutting down (not a problem of ours), with the problem's code.
      */
-    void onIntake(java.util.function.IntConsumer listener) {
+    void onIntake(IntakeListener listener) {
         this.intake = listener;
     }
 
@@ -93,7 +98,7 @@ final class Api {
                 response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
             } catch (IOException noAnswer) {
                 if (isIntake) {
-                    intake.accept(-1);
+                    intake.answered(-1, null);
                 }
                 throw noAnswer;
             }
@@ -108,7 +113,9 @@ final class Api {
                 // 503 with no body once its shutdown began): the process was going away, as with no answer.
                 boolean application = response.statusCode() < 500
                         || !body.path("code").asText("").isEmpty();
-                intake.accept(application ? response.statusCode() : -1);
+                intake.answered(
+                        application ? response.statusCode() : -1,
+                        body.path("code").asText(null));
             }
             boolean replayed = response.headers()
                     .firstValue("Idempotent-Replayed")

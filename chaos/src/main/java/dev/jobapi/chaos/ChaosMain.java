@@ -135,7 +135,9 @@ public final class ChaosMain {
                 options.amqp(),
                 options.seed(),
                 ledger,
-                new ProviderOutage(options.fake(), options.database()));
+                new ProviderOutage(options.fake(), options.database()),
+                new ProviderPause(
+                        api, tokens.mint("chaos-operator", List.of("operator")), options.fake(), options.database()));
         Recovery recovery = null;
         if (options.cluster()) {
             recovery = new Recovery(options.apiManagement(), options.workerManagement(), ctl, Duration.ofSeconds(4));

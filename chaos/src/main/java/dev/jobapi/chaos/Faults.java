@@ -39,7 +39,9 @@ final class Faults {
         PG_FAILOVER("PostgreSQL failover: standby lags 5 s, primary SIGSTOPped 30-60 s, SIGKILLed, standby"
                 + " promoted, old primary rejoined as the standby"),
         PROVIDER_OUTAGE("provider outage: the fake provider answers " + ProviderOutage.PROVIDER + "'s calls 503 for "
-                + ProviderOutage.LENGTH.toSeconds() + " s");
+                + ProviderOutage.LENGTH.toSeconds() + " s"),
+        PROVIDER_PAUSE("provider pause: an operator pauses " + ProviderPause.PROVIDER
+                + " (a third of the window, at most 10 min), then resumes it");
 
         final String label;
 
@@ -57,12 +59,13 @@ final class Faults {
                     || this == POSTGRES_RESTART
                     || this == WORK_QUEUE_DELETED
                     || this == PROVIDER_OUTAGE
+                    || this == PROVIDER_PAUSE
                     || cluster();
         }
 
-        /** Faults that run on a thread of their own, beside the others: the cluster's, and the outage (a minute). */
+        /** Faults that run on a thread of their own, beside the others: the cluster's, the outage and the pause. */
         boolean ownThread() {
-            return cluster() || this == PROVIDER_OUTAGE;
+            return cluster() || this == PROVIDER_OUTAGE || this == PROVIDER_PAUSE;
         }
 
         /** The clustered rig's faults: each runs on a thread of its own kind (broker, database). */
@@ -103,6 +106,7 @@ final class Faults {
     private final long seed;
     private final ClientLedger ledger;
     private final ProviderOutage outage;
+    private final ProviderPause pause;
     private final Map<Kind, Integer> injected = new EnumMap<>(Kind.class);
     private final List<String> log = new ArrayList<>();
     // Processes a rollout is stopping on purpose: the supervisor's round must not start them behind its back.
@@ -132,8 +136,17 @@ final class Faults {
 
     private Recovery recovery;
 
-    Faults(Ctl ctl, Api api, List<Planned> plan, URI amqp, long seed, ClientLedger ledger, ProviderOutage outage) {
+    Faults(
+            Ctl ctl,
+            Api api,
+            List<Planned> plan,
+            URI amqp,
+            long seed,
+            ClientLedger ledger,
+            ProviderOutage outage,
+            ProviderPause pause) {
         this.outage = outage;
+        this.pause = pause;
         this.ctl = ctl;
         this.api = api;
         this.plan = plan;
@@ -142,14 +155,6 @@ final class Faults {
         this.ledger = ledger;
     }
 
-    /**
-     * The schedule for a window: each restart once (RabbitMQ in the first half, PostgreSQL in the second),
-     * the other kinds about once or twice a minute, all inside the first 85% of the window so the system
-     * is whole again before the load stops. The poison messages early (5-15%), the work queue's deletion once
-     * (40-50%). One api rollout and one worker rollout per three minutes, at least one of each: the window is
-     * cut in that many slices, the api's rollout starts 5-15% into its slice (it is the shorter), the workers'
-     * 35-50% into it.
-     */
     /** The clustered soak's watchers: told when each measured fault hit and when it was undone. */
     void measureWith(Recovery recovery) {
         this.recovery = recovery;
@@ -194,6 +199,15 @@ final class Faults {
         return plan;
     }
 
+    /**
+     * The schedule for a window: each restart once (RabbitMQ in the first half, PostgreSQL in the second),
+     * the other kinds about once or twice a minute, all inside the first 85% of the window so the system
+     * is whole again before the load stops. The poison messages early (5-15%), the work queue's deletion once
+     * (40-50%). One api rollout and one worker rollout per three minutes, at least one of each: the window is
+     * cut in that many slices, the api's rollout starts 5-15% into its slice (it is the shorter), the workers'
+     * 35-50% into it. The provider's outage once (50-60%), and its pause once (15-25%, a third of the window
+     * and at most ten minutes).
+     */
     static List<Planned> schedule(long seed, Duration window) {
         Random random = new Random(seed ^ 0x5DEECE66DL);
         long minutes = Math.max(1, window.toMinutes());
@@ -215,6 +229,9 @@ final class Faults {
             plan.add(
                     new Planned(at(ms, slice * (i + 0.35 + 0.15 * random.nextDouble())), Kind.WORKER_ROLLOUT, WORKERS));
         }
+        // Drawn last, so the draws above (and the plans of earlier runs' seeds) stay as they were.
+        plan.add(new Planned(at(ms, 0.15 + 0.10 * random.nextDouble()), Kind.PROVIDER_PAUSE, (int)
+                ProviderPause.lengthFor(window).toSeconds()));
         plan.sort(Comparator.comparing(Planned::at));
         return plan;
     }
@@ -256,7 +273,8 @@ final class Faults {
         for (List<Kind> kinds : List.of(
                 List.of(Kind.MQ_LEADER_KILL, Kind.MQ_WORKER_NODE_KILL, Kind.MQ_NODE_PAUSE),
                 List.of(Kind.PG_FAILOVER),
-                List.of(Kind.PROVIDER_OUTAGE))) {
+                List.of(Kind.PROVIDER_OUTAGE),
+                List.of(Kind.PROVIDER_PAUSE))) {
             Thread thread = new Thread(
                     () -> {
                         try {
@@ -688,6 +706,9 @@ final class Faults {
             }
             case PROVIDER_OUTAGE -> {
                 return outage.inject();
+            }
+            case PROVIDER_PAUSE -> {
+                return pause.inject(Duration.ofSeconds(fault.process()));
             }
             case MQ_LEADER_KILL -> {
                 return killAndRestart(fault.kind(), ctl.leader(Checker.WORK_QUEUE), "leader of " + Checker.WORK_QUEUE);

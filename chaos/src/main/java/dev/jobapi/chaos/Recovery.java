@@ -37,8 +37,15 @@ final class Recovery {
     /** A fault the report measures recovery from. {@code at}: when it hit; {@code ended}: when it was undone. */
     record Mark(String label, Instant at, Instant ended, boolean broker, boolean nodeDeath) {}
 
-    /** A POST /jobs answer: {@code status} -1 when none came (refused, reset, timed out: the process was down). */
-    record IntakeAnswer(Instant at, int status) {
+    /**
+     * A POST /jobs answer: {@code status} -1 when none came (refused, reset, timed out: the process was down);
+     * {@code code} its problem's, null without one.
+     */
+    record IntakeAnswer(Instant at, int status, String code) {
+        IntakeAnswer(Instant at, int status) {
+            this(at, status, null);
+        }
+
         boolean ok() {
             return status > 0 && status < 500;
         }
@@ -46,6 +53,15 @@ final class Recovery {
         /** The api answered, with a 5xx: intake itself failing, not a process that was down. */
         boolean failedByApi() {
             return status >= 500;
+        }
+
+        /**
+         * The api shed the request: 503 {@code server-busy}, which it answers only when PostgreSQL gave it no
+         * connection in time or was away, or past its own capacity bounds (never for the broker: intake writes
+         * the outbox, not the queue). Reported beside a broker fault, not counted against it.
+         */
+        boolean shed() {
+            return status == 503 && "server-busy".equals(code);
         }
     }
 
@@ -68,6 +84,7 @@ final class Recovery {
             boolean databaseFaultDuring,
             Set<String> restarted,
             int failedIntake,
+            int shedIntake,
             int unanswered,
             boolean sampled,
             Duration intake,
@@ -97,9 +114,9 @@ final class Recovery {
         this.brokerEvery = brokerEvery;
     }
 
-    /** Every POST /jobs answer the client got: its status, or -1 when none came. */
-    void intake(int status) {
-        intake.add(new IntakeAnswer(Instant.now(), status));
+    /** Every POST /jobs answer the client got: its status, or -1 when none came, and its problem's code. */
+    void intake(int status, String code) {
+        intake.add(new IntakeAnswer(Instant.now(), status, code));
     }
 
     void mark(Mark mark) {
@@ -293,6 +310,7 @@ final class Recovery {
         // Intake: the first 2xx after the last failed POST /jobs of the window.
         Instant lastFailed = null;
         int failed = 0;
+        int shed = 0;
         int unanswered = 0;
         for (IntakeAnswer answer : intake) {
             if (answer.at().isBefore(mark.at()) || !answer.at().isBefore(intakeUntil) || answer.ok()) {
@@ -300,6 +318,8 @@ final class Recovery {
             }
             if (!answer.failedByApi()) {
                 unanswered++;
+            } else if (mark.broker() && answer.shed()) {
+                shed++;
             } else if (explainedBy.stream()
                     .noneMatch(db -> !answer.at().isBefore(db.at())
                             && answer.at().isBefore(databaseExplainsUntil(db, intake)))) {
@@ -388,6 +408,7 @@ final class Recovery {
                 databaseFaultDuring,
                 Set.copyOf(restarted),
                 failed,
+                shed,
                 unanswered,
                 !during.isEmpty(),
                 intakeBack,
@@ -471,20 +492,24 @@ final class Recovery {
         out.append("POST /jobs 5xx: answers of the api from the fault until " + INTAKE_TAIL.toSeconds()
                 + " s after it was undone (for a broker fault, not while a database fault was under way or in its "
                 + DATABASE_TAIL.toSeconds()
-                + " s tail, or until intake answered 2xx again after it); unanswered: no answer at all (the process was down: a kill"
-                + " or a rollout), reported only.\n\n");
+                + " s tail, or until intake answered 2xx again after it), except 503 server-busy; shed: the 503"
+                + " server-busy answers during a broker fault, which the api gives only when PostgreSQL had no"
+                + " connection for it in time or was away, or past its own capacity bounds, never for the broker"
+                + " (reported only); unanswered: no answer at all (the process was down: a kill or a rollout),"
+                + " reported only.\n\n");
         out.append("Restarted: processes the soak had stopped (a kill, a rollout) and that were not ready again at"
                 + " some time from the fault until a minute after it was undone; the worker and connection figures"
                 + " leave them out.\n\n");
-        out.append("| at | fault | POST /jobs 5xx | unanswered | intake 2xx again | every worker consuming again"
+        out.append("| at | fault | POST /jobs 5xx | shed | unanswered | intake 2xx again | every worker consuming again"
                 + " | jobs.attempts 3 members again | broker connections per process | restarted |\n");
-        out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
+        out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
         for (Healed h : all) {
             out.append(String.format(
-                    "| %s | %s | %d | %d | %s | %s | %s | %s | %s |%n",
+                    "| %s | %s | %d | %d | %d | %s | %s | %s | %s | %s |%n",
                     h.mark().at(),
                     h.mark().label().replace("|", "/"),
                     h.failedIntake(),
+                    h.shedIntake(),
                     h.unanswered(),
                     seconds(h.intake()),
                     h.sampled() ? seconds(h.workers()) : "no sample",

@@ -56,6 +56,25 @@ class RecoveryTest {
         assertThat(healed.connections()).contains("worker-2=two connections of one name");
     }
 
+    /**
+     * A 503 server-busy is the database's (no connection in time) or the api's capacity, never the broker's:
+     * beside a broker fault it is reported as shed, not counted against the fault; a 500 still is.
+     */
+    @Test
+    void aServerBusyDuringABrokerFaultIsShedNotTheBrokers() {
+        Recovery.Mark kill = new Recovery.Mark("leader kill", at(10), at(16), true, true);
+        List<Recovery.IntakeAnswer> intake = List.of(
+                new Recovery.IntakeAnswer(at(11), 503, "server-busy"),
+                new Recovery.IntakeAnswer(at(12), 503, "server-busy"),
+                new Recovery.IntakeAnswer(at(13), 500, "internal"),
+                new Recovery.IntakeAnswer(at(14), 201));
+
+        Recovery.Healed healed = Recovery.healed(kill, intake, List.of(), List.of(), Set.of(), null);
+
+        assertThat(healed.shedIntake()).isEqualTo(2);
+        assertThat(healed.failedIntake()).isEqualTo(1);
+    }
+
     @Test
     void aConnectionLostIsCountedAndOneRegainedIsNot() {
         Recovery.Mark close = new Recovery.Mark("close", at(10), at(10), true, false);
