@@ -3,7 +3,8 @@
 // for a job whose attempt no worker has seen, so replaying it from the console is what completes the
 // job, which the operator watches in the job panel of the same page. Bulk actions by filter (the dead
 // letters' "Replay all" among them) run only after a dry run's count was shown and confirmed, and are
-// followed to done. Writes docs/screenshots/operator-console.png.
+// followed to done; a provider is paused and resumed with a reason. Writes
+// docs/screenshots/operator-console.png.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -161,6 +162,7 @@ test('a user without the operator role sees none of the console, and the admin A
     for (const [pathname, body] of [
       ['/admin/dlq/replay', '{"ids":["1"]}'],
       ['/admin/bulk/dlq-replay/dry-run', '{"filter":{}}'],
+      ['/admin/providers/fake-b/pause', '{"reason":"not mine to pause"}'],
     ]) {
       const refused = await fetch(API + pathname, {
         method: 'POST',
@@ -522,6 +524,76 @@ test('an acceptance run is requested from the console and followed to its per-ta
     run.results.map((t) => String(Boolean(t.passed))),
   );
   assert.equal(await row.getByTestId('provider-accept').isEnabled(), true);
+  assertNoPageErrors(page);
+});
+
+test('a provider is paused from the console with a required reason, and its resume announces the held attempts again', async () => {
+  const { page, sub, bearer } = await operatorPage();
+  const name = 'fake-b';
+  const row = page.locator(`[data-testid="provider-row"][data-provider="${name}"]`);
+  await row.waitFor();
+  assert.equal(await row.getAttribute('data-paused'), 'false');
+  const pauses = recordPosts(page, `/admin/providers/${name}/pause`);
+  const resumes = recordPosts(page, `/admin/providers/${name}/resume`);
+  const pauseReason = `fake-b answers garbage (${unique('pause')})`;
+  const resumeReason = `fake-b is fixed (${unique('resume')})`;
+  try {
+    await row.getByTestId('provider-pause').click();
+    assert.match(await page.getByTestId('provider-pause-text').innerText(), /^Pause fake-b\?/);
+    await page.getByTestId('provider-pause-yes').click();
+    assert.equal(pauses.length, 0, 'no reason: nothing sent');
+    await page.getByTestId('provider-pause-reason').fill(pauseReason);
+    await page.getByTestId('provider-pause-yes').click();
+    await page.locator(`[data-testid="provider-row"][data-provider="${name}"][data-paused="true"]`).waitFor();
+    assert.deepEqual(pauses[0].request.postDataJSON(), { reason: pauseReason });
+    const paused = (await apiGet('/admin/providers', bearer)).find((p) => p.name === name).paused;
+    assert.deepEqual([paused.pausedBy, paused.reason], [sub, pauseReason]);
+    const shown = await row.getByTestId('provider-paused').innerText();
+    assert.ok(shown.startsWith(`Paused by ${sub} at `) && shown.endsWith(`: ${pauseReason}`), shown);
+
+    // A job naming the paused provider is announced and held: its attempt waits, unclaimed.
+    const user = token(unique('web-owner'));
+    const created = await fetch(`${API}/jobs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${user}`, 'Content-Type': 'application/json', 'Idempotency-Key': unique('held') },
+      body: JSON.stringify({
+        input: { prompt: `fix the off-by-one in last_index (${unique('held')})`, repository: 'demo', baseRef: 'main' },
+        provider: name,
+      }),
+    });
+    assert.equal(created.status, 201);
+    const job = await created.json();
+    const attemptId = job.attempts[0].id;
+    await eventually(
+      () => sql(`SELECT count(*) FROM outbox WHERE attempt_id = '${attemptId}' AND sent_at IS NULL`) === '0',
+      'the attempt was announced',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal(sql(`SELECT state || ' ' || coalesce(lease_owner, 'unclaimed') FROM attempt WHERE id = '${attemptId}'`), 'starting unclaimed');
+
+    await row.getByTestId('provider-resume').click();
+    assert.match(await page.getByTestId('provider-pause-text').innerText(), /^Resume fake-b\?/);
+    await page.getByTestId('provider-pause-yes').click();
+    assert.equal(resumes.length, 0, 'no reason: nothing sent');
+    await page.getByTestId('provider-pause-reason').fill(resumeReason);
+    await page.getByTestId('provider-pause-yes').click();
+    await page.locator(`[data-testid="provider-row"][data-provider="${name}"][data-paused="false"]`).waitFor();
+    assert.deepEqual(resumes[0].request.postDataJSON(), { reason: resumeReason });
+    const resumed = await (await resumes[0].response).json();
+    assert.ok(resumed.reannounced >= 1, `the held attempt is announced again: ${JSON.stringify(resumed)}`);
+    const count = resumed.reannounced === 1 ? '1 held attempt' : `${resumed.reannounced} held attempts`;
+    assert.equal(await page.getByTestId('providers-status').innerText(), `${name} resumed: ${count} announced again.`);
+    assert.equal((await apiGet('/admin/providers', bearer)).find((p) => p.name === name).paused, null);
+    await eventually(async () => (await apiGet(`/jobs/${job.id}`, user)).state === 'completed', 'the held job completed', 60_000);
+
+    const entries = await apiGet('/admin/audit?limit=50', bearer);
+    assert.ok(entries.some((e) => e.actor === sub && e.action === 'provider.pause' && e.reason === pauseReason), 'pause audited');
+    assert.ok(entries.some((e) => e.actor === sub && e.action === 'provider.resume' && e.reason === resumeReason), 'resume audited');
+    await page.locator('[data-testid="audit-row"][data-action="provider.resume"]', { hasText: resumeReason }).waitFor();
+  } finally {
+    const cleanup = await apiPost(`/admin/providers/${name}/resume`, { reason: 'web test cleanup' }, bearer);
+    assert.equal(cleanup.status, 200);
+  }
   assertNoPageErrors(page);
 });
 

@@ -1,5 +1,5 @@
 // The operator console: dead letters, bulk actions by filter, quarantined attempts, the kill switch,
-// providers' acceptance, the audit trail and spend per provider per day.
+// providers' acceptance and pause, the audit trail and spend per provider per day.
 //
 // As in the job view, the server decides what is drawn: GET /me names the console sections it
 // serves this caller (none without the operator role), and only those are shown and read. Every
@@ -94,8 +94,9 @@ export function stop() {
   for (const flow of Object.values(state.flows)) resetFlow(flow);
   $('console').hidden = true;
   $('console-bulk').hidden = true;
+  $('providers-confirm').hidden = true;
   const drawn = ['dlq-body', 'quarantine-body', 'providers-body', 'audit-body', 'spend-chart', 'bulk-recent-body'];
-  for (const id of drawn) $(id).replaceChildren();
+  for (const id of [...drawn, 'providers-confirm']) $(id).replaceChildren();
 }
 
 function has(section) {
@@ -916,21 +917,19 @@ function providerRow(p) {
     : null;
   return h(
     'tr',
-    { 'data-testid': 'provider-row', 'data-provider': p.name, 'data-accepted': String(p.accepted) },
+    {
+      'data-testid': 'provider-row',
+      'data-provider': p.name,
+      'data-accepted': String(p.accepted),
+      'data-paused': String(Boolean(p.paused)),
+    },
     h('th', { scope: 'row', text: p.name }),
+    h('td', { 'data-testid': 'provider-pause-state' }, ...pauseCell(p)),
     h(
       'td',
       { 'data-testid': 'provider-status' },
       h('span', { class: `badge ${p.accepted ? 'state-completed' : 'state-needs_review'}`, text: p.accepted ? 'earned' : 'not earned' }),
       p.refusal ? h('span', { class: 'hint block', text: p.refusal }) : null,
-      p.paused
-        ? h('span', {
-            class: 'badge state-needs_review block',
-            'data-testid': 'provider-paused',
-            title: p.paused.reason,
-            text: `paused by ${p.paused.pausedBy}: ${p.paused.reason}`,
-          })
-        : null,
       p.health && !p.health.open
         ? h('span', {
             class: 'badge state-needs_review block',
@@ -956,6 +955,111 @@ function providerRow(p) {
     h('td', {}, results(run)),
     h('td', {}, button),
   );
+}
+
+/** "Paused by X at T: reason" and Resume, or Pause (rule 19: the provider's attempts are held meanwhile). */
+function pauseCell(p) {
+  if (!p.paused) {
+    return [
+      h('span', { class: 'hint block', text: 'not paused' }),
+      h('button', {
+        type: 'button',
+        class: 'secondary small',
+        'data-testid': 'provider-pause',
+        'aria-label': `Pause ${p.name}`,
+        text: 'Pause',
+        onclick: () => confirmPause(p.name, true),
+      }),
+    ];
+  }
+  return [
+    h('span', { class: 'badge state-needs_review', text: 'paused' }),
+    h(
+      'span',
+      { class: 'block', 'data-testid': 'provider-paused' },
+      `Paused by ${p.paused.pausedBy} at `,
+      timeElement(p.paused.pausedAt),
+      `: ${p.paused.reason}`,
+    ),
+    h('button', {
+      type: 'button',
+      class: 'secondary small',
+      'data-testid': 'provider-resume',
+      'aria-label': `Resume ${p.name}`,
+      text: 'Resume',
+      onclick: () => confirmPause(p.name, false),
+    }),
+  ];
+}
+
+/** A pause or a resume asks first, with a required reason (the API requires it; both are audited). */
+function confirmPause(name, pausing) {
+  const box = $('providers-confirm');
+  const reason = h('input', {
+    id: 'providers-confirm-reason',
+    'data-testid': 'provider-pause-reason',
+    required: true,
+    maxLength: REASON_MAX,
+    autocomplete: 'off',
+    placeholder: 'why (required)',
+  });
+  reason.addEventListener('input', () => reason.setCustomValidity(''));
+  const submit = h('button', {
+    type: 'submit',
+    class: pausing ? 'danger' : '',
+    'data-testid': 'provider-pause-yes',
+    text: pausing ? `Pause ${name}` : `Resume ${name}`,
+  });
+  const form = h(
+    'form',
+    { class: 'inline-form' },
+    h('label', { for: 'providers-confirm-reason', text: 'Reason' }),
+    reason,
+    submit,
+    h('button', {
+      type: 'button',
+      class: 'secondary',
+      'data-testid': 'provider-pause-no',
+      text: 'Cancel',
+      onclick: () => {
+        box.hidden = true;
+      },
+    }),
+  );
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const why = reason.value.trim();
+    if (!why) {
+      reason.setCustomValidity(`Say why: the ${pausing ? 'pause' : 'resume'} is audited with it.`);
+      reason.reportValidity();
+      return;
+    }
+    submit.disabled = true;
+    const verb = pausing ? 'pause' : 'resume';
+    const r = await call('POST', `/admin/providers/${encodeURIComponent(name)}/${verb}`, { json: { reason: why } }, $('providers-problem'));
+    submit.disabled = false;
+    if (!r || !r.ok) return;
+    box.hidden = true;
+    const status = $('providers-status');
+    status.dataset.reannounced = String(r.body.reannounced);
+    status.textContent = pausing
+      ? `${name} is paused by ${r.body.pause ? r.body.pause.pausedBy : 'an operator'}: its attempts are held until it is resumed.`
+      : `${name} resumed: ${plural(r.body.reannounced, 'held attempt', 'held attempts')} announced again.`;
+    readProviders();
+    if (has('audit')) readAudit();
+  });
+  box.hidden = false;
+  box.replaceChildren(
+    h('p', {
+      'data-testid': 'provider-pause-text',
+      text: pausing
+        ? `Pause ${name}? Its attempts are held (not called, not failed, not dead-lettered) until it is resumed; ` +
+          'jobs may still name it and wait.'
+        : `Resume ${name}? Its held attempts are announced again and go on where they were.`,
+    }),
+    form,
+  );
+  reason.focus();
 }
 
 async function requestAcceptance(name, button) {
