@@ -1,7 +1,9 @@
 // The operator console: drawn only for the sections GET /me names (operators), every action through
 // the /admin API and audited. A dead letter is made the way the broker makes one (tools/DeadLetter.java)
 // for a job whose attempt no worker has seen, so replaying it from the console is what completes the
-// job, which the operator watches in the job panel of the same page. Writes
+// job, which the operator watches in the job panel of the same page. Bulk actions by filter (the dead
+// letters' "Replay all" among them) run only after a dry run's count was shown and confirmed, and are
+// followed to done; a provider is paused and resumed with a reason. Writes
 // docs/screenshots/operator-console.png.
 
 import assert from 'node:assert/strict';
@@ -19,6 +21,7 @@ import {
   assertNoPageErrors,
   eventually,
   newPage,
+  recordPosts,
   scriptProvider,
   signIn,
   startBrowser,
@@ -35,7 +38,15 @@ const PG = {
   password: process.env.PGPASSWORD || 'jobapi',
   database: process.env.PGDATABASE || 'jobapi',
 };
-const ADMIN_READS = ['/admin/dlq', '/admin/quarantine', '/admin/fallback', '/admin/providers', '/admin/audit', '/admin/spend'];
+const ADMIN_READS = [
+  '/admin/dlq',
+  '/admin/quarantine',
+  '/admin/fallback',
+  '/admin/providers',
+  '/admin/audit',
+  '/admin/spend',
+  '/admin/bulk',
+];
 
 let browser;
 before(async () => {
@@ -59,11 +70,34 @@ function sql(statement) {
   ).trim();
 }
 
+/** The API called directly with a JSON body: `{status, body}`. */
+async function apiPost(pathname, json, bearer) {
+  const response = await fetch(API + pathname, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(json),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+/** Waits until the API has stored `n` pending dead letters of `owner` (its mover takes them off the broker). */
+async function waitForPending(owner, bearer, n) {
+  const query = `/admin/dlq/count?owner=${encodeURIComponent(owner)}`;
+  await eventually(async () => (await apiGet(query, bearer)).count === n, `${n} pending dead letters of ${owner}`);
+}
+
+/** The page's next dry run of `action`, answered. */
+function nextDryRun(page, action) {
+  return page.waitForResponse(
+    (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === `/admin/bulk/${action}/dry-run`,
+  );
+}
+
 /**
  * A job whose first attempt is `starting` and was never announced (no outbox row), as the API
- * would have written it, and its attempt message in the DLQ with a real x-death header.
+ * would have written it: no worker knows of it (until the sweep announces it again after a minute).
  */
-function deadLetteredJob(owner, prompt) {
+function unannouncedJob(owner, prompt) {
   const jobId = randomUUID();
   const attemptId = randomUUID();
   const input = JSON.stringify({ baseRef: 'main', prompt, repository: 'demo' });
@@ -77,6 +111,12 @@ function deadLetteredJob(owner, prompt) {
       ` VALUES ('${attemptId}', '${jobId}', 'fake-a', 'starting', 'attempt-${attemptId}', now(), now());` +
       ' COMMIT;',
   );
+  return { jobId, attemptId };
+}
+
+/** An unannounced job (above), and its attempt message in the DLQ with a real x-death header. */
+function deadLetteredJob(owner, prompt) {
+  const { jobId, attemptId } = unannouncedJob(owner, prompt);
   const classpath = [m2('com', 'rabbitmq', 'amqp-client', '5.20.0', 'amqp-client-5.20.0.jar'), m2('org', 'slf4j', 'slf4j-api', '1.7.36', 'slf4j-api-1.7.36.jar')];
   execFileSync('java', ['-cp', classpath.join(':'), path.join(REPO_ROOT, 'web-tests', 'tools', 'DeadLetter.java'), AMQP, attemptId, jobId], {
     encoding: 'utf8',
@@ -119,12 +159,18 @@ test('a user without the operator role sees none of the console, and the admin A
       assert.equal(response.status, 403, `${pathname} as ${groups ?? 'user'}`);
       assert.match(response.headers.get('content-type'), /^application\/problem\+json/);
     }
-    const replay = await fetch(`${API}/admin/dlq/replay`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json' },
-      body: '{"all":true}',
-    });
-    assert.equal(replay.status, 403);
+    for (const [pathname, body] of [
+      ['/admin/dlq/replay', '{"ids":["1"]}'],
+      ['/admin/bulk/dlq-replay/dry-run', '{"filter":{}}'],
+      ['/admin/providers/fake-b/pause', '{"reason":"not mine to pause"}'],
+    ]) {
+      const refused = await fetch(API + pathname, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json' },
+        body,
+      });
+      assert.equal(refused.status, 403, `POST ${pathname} as ${groups ?? 'user'}`);
+    }
     assertNoPageErrors(page);
     await page.close();
   }
@@ -179,8 +225,12 @@ test('an operator replays one dead letter after confirming, and watches its job 
   assertNoPageErrors(page);
 });
 
-test('selected dead letters are replayed one by one with progress, and "Replay all" asks first too', async () => {
-  const { page, sub } = await operatorPage();
+test('selected dead letters are replayed one by one with progress; "Replay all" is a bulk replay counted first', async () => {
+  const { page, sub, bearer } = await operatorPage();
+  const replays = [];
+  page.on('request', (r) => {
+    if (r.method() === 'POST' && new URL(r.url()).pathname === '/admin/dlq/replay') replays.push(r.postDataJSON());
+  });
   const jobs = [1, 2].map((n) => deadLetteredJob(sub, `fix the off-by-one in last_index (${unique(`dlq-sel-${n}`)})`));
   const third = deadLetteredJob(sub, `fix the off-by-one in last_index (${unique('dlq-all')})`);
   await page.getByTestId('dlq-refresh').click();
@@ -201,15 +251,173 @@ test('selected dead letters are replayed one by one with progress, and "Replay a
   await eventually(async () => /^Replayed 2, skipped 0/.test(await page.getByTestId('dlq-status').innerText()), 'both replayed');
   assert.ok(statuses.includes('Replaying 1 of 2…') && statuses.includes('Replaying 2 of 2…'), `progress shown: ${statuses}`);
 
-  await page.locator(`[data-testid="dlq-row"][data-job-id="${third.jobId}"]`).waitFor();
+  assert.equal(replays.length, 2, 'one request per selected letter');
+
+  // "Replay all": the bulk dlq-replay with the empty filter; its count is shown, then confirmed.
+  const thirdRow = page.locator(`[data-testid="dlq-row"][data-job-id="${third.jobId}"]`);
+  await thirdRow.waitFor();
+  const runs = recordPosts(page, '/admin/bulk/dlq-replay/run');
+  const dryRun = nextDryRun(page, 'dlq-replay');
   await page.getByTestId('dlq-replay-all').click();
-  assert.match(await page.getByTestId('dlq-confirm-text').innerText(), /^Replay every dead letter\?/);
+  const answered = await dryRun;
+  assert.deepEqual(answered.request().postDataJSON(), { filter: {} }, 'every pending dead letter');
+  const counted = await answered.json();
+  const text = page.locator('[data-testid="dlq-confirm-text"][data-count]');
+  await text.waitFor();
+  const shown = Number(await text.getAttribute('data-count'));
+  assert.ok(shown >= 1 && shown === counted.count, `the count shown (${shown}) is the dry run's (${counted.count})`);
+  assert.match(await text.innerText(), new RegExp(`^Replay ${shown} dead letters?\\?`));
+  const own = await apiPost('/admin/bulk/dlq-replay/dry-run', { filter: {} }, bearer);
+  assert.equal(own.body.count, shown, "the API's own dry run counts the same");
+  assert.equal(runs.length, 0, 'nothing runs before the confirmation');
   await page.getByTestId('dlq-confirm-yes').click();
-  await eventually(async () => /^Replayed [1-9]\d*, skipped \d+/.test(await page.getByTestId('dlq-status').innerText()), 'all replayed');
-  await page.locator(`[data-testid="dlq-row"][data-job-id="${third.jobId}"]`).waitFor({ state: 'detached' });
+  await page.locator('[data-testid="dlq-progress"][data-state="done"]').waitFor({ timeout: 60_000 });
+  const outcome = /^Done: (\d+) replayed, (\d+) skipped, (\d+) refused/.exec(await page.getByTestId('dlq-status').innerText());
+  assert.ok(outcome, 'the outcome counts are shown');
+  assert.equal(Number(outcome[1]) + Number(outcome[2]) + Number(outcome[3]), shown, 'each letter counted has its outcome');
+  assert.equal(runs.length, 1);
+  assert.deepEqual(runs[0].request.postDataJSON(), { filter: {}, token: counted.token }, "the dry run's token is presented");
+  assert.ok(
+    replays.every((b) => Object.keys(b).join() === 'ids' && b.ids.length === 1),
+    `POST /admin/dlq/replay only ever gets one id: ${JSON.stringify(replays)}`,
+  );
+  await thirdRow.waitFor({ state: 'detached' });
   for (const { jobId } of [...jobs, third]) {
     await eventually(() => sql(`SELECT state FROM job WHERE id = '${jobId}'`) === 'completed', `job ${jobId} completed`, 60_000);
   }
+  assertNoPageErrors(page);
+});
+
+test('a bulk replay by filter shows the count the API counts and a sample, runs only when confirmed, and is followed to done', async () => {
+  const { page, sub, bearer } = await operatorPage();
+  const letters = [1, 2, 3].map((n) => deadLetteredJob(sub, `fix the off-by-one in last_index (${unique(`bulk-${n}`)})`));
+  await waitForPending(sub, bearer, 3);
+  const form = page.getByTestId('bulk-form');
+  const replayRuns = recordPosts(page, '/admin/bulk/dlq-replay/run');
+  const discardRuns = recordPosts(page, '/admin/bulk/dlq-discard/run');
+  const text = page.locator('[data-testid="bulk-confirm-text"][data-count]');
+
+  // A discard needs a reason: without one, nothing is sent; "Cancel" sends nothing either.
+  await form.getByTestId('bulk-action').selectOption('dlq-discard');
+  await form.getByTestId('bulk-owner').fill(sub);
+  await form.getByTestId('bulk-dry-run').click();
+  await text.waitFor();
+  assert.match(await text.innerText(), /^Discard 3 dead letters\?/);
+  await page.getByTestId('bulk-confirm-yes').click();
+  assert.equal(await page.getByTestId('bulk-confirm-reason').evaluate((input) => input.validity.valid), false);
+  await page.getByTestId('bulk-confirm-no').click();
+  assert.equal(await page.getByTestId('bulk-confirm').isVisible(), false);
+  assert.equal(discardRuns.length, 0, 'no reason, then cancelled: nothing sent');
+
+  // The replay: the page's dry run counts what the API's own dry run counts, and shows the sample.
+  await form.getByTestId('bulk-action').selectOption('dlq-replay');
+  const dryRun = nextDryRun(page, 'dlq-replay');
+  await form.getByTestId('bulk-dry-run').click();
+  const answered = await dryRun;
+  assert.deepEqual(answered.request().postDataJSON(), { filter: { owner: sub } });
+  const { token } = await answered.json();
+  await text.waitFor();
+  const own = await apiPost('/admin/bulk/dlq-replay/dry-run', { filter: { owner: sub } }, bearer);
+  assert.equal(own.status, 200);
+  assert.equal(own.body.count, 3);
+  assert.equal(await text.getAttribute('data-count'), String(own.body.count));
+  assert.match(await text.innerText(), /^Replay 3 dead letters\?/);
+  const sampled = await page.getByTestId('bulk-sample-item').evaluateAll((rows) => rows.map((r) => r.dataset.jobId));
+  assert.deepEqual(sampled.sort(), letters.map((l) => l.jobId).sort());
+  assert.equal(replayRuns.length, 0, 'nothing runs before the confirmation');
+
+  const reason = `replayed from the console (${unique('bulk-reason')})`;
+  await page.getByTestId('bulk-confirm-reason').fill(reason);
+  await page.getByTestId('bulk-confirm-yes').click();
+  await page.locator('[data-testid="bulk-progress"][data-state="done"]').waitFor({ timeout: 30_000 });
+  assert.match(await page.getByTestId('bulk-status').innerText(), /^Done: 3 replayed, 0 skipped, 0 refused/);
+  assert.deepEqual(await page.getByTestId('bulk-progress').evaluate((bar) => [bar.value, bar.max]), [3, 3]);
+  assert.equal(replayRuns.length, 1);
+  assert.deepEqual(replayRuns[0].request.postDataJSON(), { filter: { owner: sub }, token, reason });
+  const started = await (await replayRuns[0].response).json();
+
+  // Replayed for real, under the operator's name, listed among the recent bulk actions and audited.
+  const settled = await apiGet(`/admin/dlq?owner=${encodeURIComponent(sub)}&state=all`, bearer);
+  assert.deepEqual(
+    settled.items.map((d) => [d.jobId, d.state, d.settledBy, d.settleReason]).sort(),
+    letters.map((l) => [l.jobId, 'replayed', sub, reason]).sort(),
+  );
+  await page.locator(`[data-testid="bulk-recent-row"][data-id="${started.id}"][data-state="done"]`).waitFor();
+  const entries = await apiGet('/admin/audit?limit=50', bearer);
+  assert.ok(
+    entries.some((e) => e.actor === sub && e.action === 'bulk.dlq-replay' && e.reason === reason),
+    'the bulk action is audited under the operator',
+  );
+  for (const { jobId } of letters) {
+    await eventually(() => sql(`SELECT state FROM job WHERE id = '${jobId}'`) === 'completed', `job ${jobId} completed`, 60_000);
+  }
+  assertNoPageErrors(page);
+});
+
+test('a set that changed since the dry run is refused (409) with nothing done, and a new dry run is offered', async () => {
+  const { page, sub, bearer } = await operatorPage();
+  [1, 2].forEach((n) => deadLetteredJob(sub, `fix the off-by-one in last_index (${unique(`stale-${n}`)})`));
+  await waitForPending(sub, bearer, 2);
+  const form = page.getByTestId('bulk-form');
+  await form.getByTestId('bulk-action').selectOption('dlq-replay');
+  await form.getByTestId('bulk-owner').fill(sub);
+  await form.getByTestId('bulk-dry-run').click();
+  await page.locator('[data-testid="bulk-confirm-text"][data-count="2"]').waitFor();
+
+  // Another letter arrives between the dry run and the confirmation.
+  deadLetteredJob(sub, `fix the off-by-one in last_index (${unique('stale-late')})`);
+  await waitForPending(sub, bearer, 3);
+  const runs = recordPosts(page, '/admin/bulk/dlq-replay/run');
+  await page.getByTestId('bulk-confirm-yes').click();
+  const refused = page.getByTestId('bulk-confirm').locator('[data-testid="problem"][data-code="bulk-set-changed"]');
+  await refused.waitFor();
+  assert.equal((await runs[0].response).status(), 409);
+  assert.match(await refused.innerText(), /Nothing was done: the dry run counted 2, the filter matches 3 now/);
+  assert.equal((await apiGet(`/admin/dlq/count?owner=${encodeURIComponent(sub)}`, bearer)).count, 3, 'nothing was replayed');
+
+  // "Dry run again" counts the new set; confirmed, it runs.
+  await page.getByTestId('bulk-dry-run-again').click();
+  await page.locator('[data-testid="bulk-confirm-text"][data-count="3"]').waitFor();
+  await page.getByTestId('bulk-confirm-yes').click();
+  await page.locator('[data-testid="bulk-progress"][data-state="done"]').waitFor({ timeout: 30_000 });
+  assert.match(await page.getByTestId('bulk-status').innerText(), /^Done: 3 replayed, 0 skipped, 0 refused/);
+  assert.equal(runs.length, 2);
+  assert.equal((await runs[1].response).status(), 200);
+  assert.equal((await apiGet(`/admin/dlq/count?owner=${encodeURIComponent(sub)}`, bearer)).count, 0);
+  assertNoPageErrors(page);
+});
+
+test('a bulk cancel by filter runs in the background and its progress is read until done', async () => {
+  const { page, sub, bearer } = await operatorPage();
+  const jobs = [1, 2, 3].map((n) => unannouncedJob(sub, `fix the off-by-one in last_index (${unique(`cancel-${n}`)})`));
+  const form = page.getByTestId('bulk-form');
+  await form.getByTestId('bulk-action').selectOption('job-cancel');
+  await form.getByTestId('bulk-owner').fill(sub);
+  await form.getByTestId('bulk-state').selectOption('accepted');
+  const dryRun = nextDryRun(page, 'job-cancel');
+  await form.getByTestId('bulk-dry-run').click();
+  assert.deepEqual((await dryRun).request().postDataJSON(), { filter: { owner: sub, state: 'accepted' } });
+  const text = page.locator('[data-testid="bulk-confirm-text"][data-count="3"]');
+  await text.waitFor();
+  assert.match(await text.innerText(), /^Cancel 3 jobs\?/);
+
+  const runs = recordPosts(page, '/admin/bulk/job-cancel/run');
+  const polls = [];
+  page.on('request', (r) => {
+    const { pathname } = new URL(r.url());
+    if (r.method() === 'GET' && /^\/admin\/bulk\/\d+$/.test(pathname)) polls.push(pathname);
+  });
+  await page.getByTestId('bulk-confirm-yes').click();
+  await page.locator('[data-testid="bulk-progress"][data-state="done"]').waitFor({ timeout: 60_000 });
+  const answer = await runs[0].response;
+  assert.equal(answer.status(), 202, 'jobs are processed in the background');
+  const started = await answer.json();
+  assert.ok(polls.length >= 1 && polls.every((p) => p === `/admin/bulk/${started.id}`), `progress read: ${polls}`);
+  assert.match(await page.getByTestId('bulk-status').innerText(), /^Done: 3 cancelled, 0 skipped, 0 refused/);
+  for (const { jobId } of jobs) assert.equal(sql(`SELECT state FROM job WHERE id = '${jobId}'`), 'cancelled');
+  const progress = await apiGet(`/admin/bulk/${started.id}`, bearer);
+  assert.deepEqual([progress.state, progress.total, progress.done, progress.requestedBy], ['done', 3, 3, sub]);
+  await page.locator(`[data-testid="bulk-recent-row"][data-id="${started.id}"][data-state="done"]`).waitFor();
   assertNoPageErrors(page);
 });
 
@@ -316,6 +524,76 @@ test('an acceptance run is requested from the console and followed to its per-ta
     run.results.map((t) => String(Boolean(t.passed))),
   );
   assert.equal(await row.getByTestId('provider-accept').isEnabled(), true);
+  assertNoPageErrors(page);
+});
+
+test('a provider is paused from the console with a required reason, and its resume announces the held attempts again', async () => {
+  const { page, sub, bearer } = await operatorPage();
+  const name = 'fake-b';
+  const row = page.locator(`[data-testid="provider-row"][data-provider="${name}"]`);
+  await row.waitFor();
+  assert.equal(await row.getAttribute('data-paused'), 'false');
+  const pauses = recordPosts(page, `/admin/providers/${name}/pause`);
+  const resumes = recordPosts(page, `/admin/providers/${name}/resume`);
+  const pauseReason = `fake-b answers garbage (${unique('pause')})`;
+  const resumeReason = `fake-b is fixed (${unique('resume')})`;
+  try {
+    await row.getByTestId('provider-pause').click();
+    assert.match(await page.getByTestId('provider-pause-text').innerText(), /^Pause fake-b\?/);
+    await page.getByTestId('provider-pause-yes').click();
+    assert.equal(pauses.length, 0, 'no reason: nothing sent');
+    await page.getByTestId('provider-pause-reason').fill(pauseReason);
+    await page.getByTestId('provider-pause-yes').click();
+    await page.locator(`[data-testid="provider-row"][data-provider="${name}"][data-paused="true"]`).waitFor();
+    assert.deepEqual(pauses[0].request.postDataJSON(), { reason: pauseReason });
+    const paused = (await apiGet('/admin/providers', bearer)).find((p) => p.name === name).paused;
+    assert.deepEqual([paused.pausedBy, paused.reason], [sub, pauseReason]);
+    const shown = await row.getByTestId('provider-paused').innerText();
+    assert.ok(shown.startsWith(`Paused by ${sub} at `) && shown.endsWith(`: ${pauseReason}`), shown);
+
+    // A job naming the paused provider is announced and held: its attempt waits, unclaimed.
+    const user = token(unique('web-owner'));
+    const created = await fetch(`${API}/jobs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${user}`, 'Content-Type': 'application/json', 'Idempotency-Key': unique('held') },
+      body: JSON.stringify({
+        input: { prompt: `fix the off-by-one in last_index (${unique('held')})`, repository: 'demo', baseRef: 'main' },
+        provider: name,
+      }),
+    });
+    assert.equal(created.status, 201);
+    const job = await created.json();
+    const attemptId = job.attempts[0].id;
+    await eventually(
+      () => sql(`SELECT count(*) FROM outbox WHERE attempt_id = '${attemptId}' AND sent_at IS NULL`) === '0',
+      'the attempt was announced',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal(sql(`SELECT state || ' ' || coalesce(lease_owner, 'unclaimed') FROM attempt WHERE id = '${attemptId}'`), 'starting unclaimed');
+
+    await row.getByTestId('provider-resume').click();
+    assert.match(await page.getByTestId('provider-pause-text').innerText(), /^Resume fake-b\?/);
+    await page.getByTestId('provider-pause-yes').click();
+    assert.equal(resumes.length, 0, 'no reason: nothing sent');
+    await page.getByTestId('provider-pause-reason').fill(resumeReason);
+    await page.getByTestId('provider-pause-yes').click();
+    await page.locator(`[data-testid="provider-row"][data-provider="${name}"][data-paused="false"]`).waitFor();
+    assert.deepEqual(resumes[0].request.postDataJSON(), { reason: resumeReason });
+    const resumed = await (await resumes[0].response).json();
+    assert.ok(resumed.reannounced >= 1, `the held attempt is announced again: ${JSON.stringify(resumed)}`);
+    const count = resumed.reannounced === 1 ? '1 held attempt' : `${resumed.reannounced} held attempts`;
+    assert.equal(await page.getByTestId('providers-status').innerText(), `${name} resumed: ${count} announced again.`);
+    assert.equal((await apiGet('/admin/providers', bearer)).find((p) => p.name === name).paused, null);
+    await eventually(async () => (await apiGet(`/jobs/${job.id}`, user)).state === 'completed', 'the held job completed', 60_000);
+
+    const entries = await apiGet('/admin/audit?limit=50', bearer);
+    assert.ok(entries.some((e) => e.actor === sub && e.action === 'provider.pause' && e.reason === pauseReason), 'pause audited');
+    assert.ok(entries.some((e) => e.actor === sub && e.action === 'provider.resume' && e.reason === resumeReason), 'resume audited');
+    await page.locator('[data-testid="audit-row"][data-action="provider.resume"]', { hasText: resumeReason }).waitFor();
+  } finally {
+    const cleanup = await apiPost(`/admin/providers/${name}/resume`, { reason: 'web test cleanup' }, bearer);
+    assert.equal(cleanup.status, 200);
+  }
   assertNoPageErrors(page);
 });
 

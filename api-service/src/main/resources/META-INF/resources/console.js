@@ -1,20 +1,31 @@
-// The operator console: dead letters, quarantined attempts, the kill switch, providers' acceptance,
-// the audit trail and spend per provider per day.
+// The operator console: dead letters, bulk actions by filter, quarantined attempts, the kill switch,
+// providers' acceptance and pause, the audit trail and spend per provider per day.
 //
 // As in the job view, the server decides what is drawn: GET /me names the console sections it
 // serves this caller (none without the operator role), and only those are shown and read. Every
 // action is a call to the existing /admin API, which audits it; the page keeps no state about
 // what is allowed. Dead letters and attempts link to their job (#/jobs/{id}), which opens in the
 // job panel of the same page, so a replayed job can be watched until it completes.
+//
+// A bulk action (docs/api.md#bulk-actions) never runs on a count the operator has not seen: the dry
+// run answers the count, a sample and a token; the confirmation shows them; the run sends the token
+// and the server refuses it (409 bulk-set-changed) when the set changed since, and the page then
+// offers a new dry run. "Replay all" in the dead letters is the bulk dlq-replay with the empty filter.
 
 import * as api from './api.js';
-import { h, timeElement } from './dom.js';
+import { h, time, timeElement } from './dom.js';
 import { problemElement } from './problems.js';
 
 /** How often the open console reads dead letters, quarantine and the kill switch again (ms). */
 const REFRESH_MS = 5000;
 /** How often a running acceptance run is read (ms). */
 const RUN_POLL_MS = 1000;
+/** How often a running bulk action's progress is read (ms). */
+const BULK_POLL_MS = 1000;
+/** Bulk actions listed as recent (GET /admin/bulk?limit=). */
+const BULK_LISTED = 20;
+/** The longest reason typed here, as for the kill switch and a resolution (the API takes up to 1000). */
+const REASON_MAX = 500;
 /** Audit rows drawn at once; the filters narrow the newest 200 records read. */
 const AUDIT_ROWS = 25;
 const SECTIONS = ['dead_letters', 'quarantine', 'kill_switch', 'providers', 'audit', 'spend'];
@@ -29,7 +40,10 @@ const state = {
   audit: [],
   selected: new Set(),
   replaying: false,
+  deadLetters: 0,
   runs: new Map(),
+  /** Where bulk actions are asked for, confirmed and followed (bulkFlow), by prefix: dlq and bulk. */
+  flows: {},
 };
 
 function show(container, problem, extra) {
@@ -61,6 +75,8 @@ export function start({ me, onUnauthenticated }) {
   for (const name of SECTIONS) $(`console-${name}`).hidden = !state.sections.includes(name);
   $('console').hidden = state.sections.length === 0;
   if (!state.sections.length) return;
+  $('console-bulk').hidden = !bulkServed();
+  if (bulkServed()) drawBulkForm(me);
   refresh();
   if (has('providers')) readProviders();
   if (has('audit')) readAudit();
@@ -74,12 +90,25 @@ export function stop() {
   state.selected.clear();
   state.runs.clear();
   state.replaying = false;
+  state.deadLetters = 0;
+  for (const flow of Object.values(state.flows)) resetFlow(flow);
   $('console').hidden = true;
-  for (const id of ['dlq-body', 'quarantine-body', 'providers-body', 'audit-body', 'spend-chart']) $(id).replaceChildren();
+  $('console-bulk').hidden = true;
+  $('providers-confirm').hidden = true;
+  const drawn = ['dlq-body', 'quarantine-body', 'providers-body', 'audit-body', 'spend-chart', 'bulk-recent-body'];
+  for (const id of [...drawn, 'providers-confirm']) $(id).replaceChildren();
 }
 
 function has(section) {
   return state.sections.includes(section);
+}
+
+/**
+ * GET /me names no section of its own for bulk actions: they are drawn with the dead letters, whose
+ * "Replay all" is one of them, and the server serves /admin/bulk to the same operators.
+ */
+function bulkServed() {
+  return has('dead_letters');
 }
 
 /** Dead letters, quarantine and the kill switch change under the operator's eyes: read them again. */
@@ -90,12 +119,21 @@ async function refresh() {
     has('dead_letters') ? readDeadLetters() : null,
     has('quarantine') ? readQuarantine() : null,
     has('kill_switch') ? readKillSwitch() : null,
+    bulkServed() ? readBulkActions() : null,
   ]);
   if (generation === state.generation) state.timer = setTimeout(refresh, REFRESH_MS);
 }
 
 function shortId(id) {
   return id ? String(id).slice(0, 8) : '—';
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function plural(n, one, many) {
+  return `${n} ${n === 1 ? one : many}`;
 }
 
 function jobLink(jobId, testid) {
@@ -113,9 +151,9 @@ async function readDeadLetters() {
   const ids = new Set(items.map((d) => d.id));
   for (const id of state.selected) if (!ids.has(id)) state.selected.delete(id);
   $('dlq-depth').textContent = `${r.body.depth} in the queue`;
+  state.deadLetters = items.length;
   $('dlq-body').replaceChildren(...items.map(deadLetterRow));
   $('dlq-empty').hidden = items.length > 0;
-  $('dlq-replay-all').disabled = items.length === 0;
   updateSelection();
 }
 
@@ -148,22 +186,32 @@ function deadLetterRow(d) {
         type: 'button',
         class: 'secondary small',
         'data-testid': 'dlq-replay-one',
+        'aria-label': `Replay the dead letter of attempt ${d.attemptId || d.id}`,
         text: 'Replay',
-        onclick: () => confirmReplay([d.id], false),
+        disabled: dlqBusy(),
+        onclick: () => confirmReplay([d.id]),
       }),
     ),
   );
 }
 
+/** A replay of selected letters, or "Replay all" (a bulk action), is asked for or going. */
+function dlqBusy() {
+  return state.replaying || Boolean(state.flows.dlq && state.flows.dlq.busy);
+}
+
 function updateSelection() {
   const n = state.selected.size;
-  $('dlq-replay-selected').disabled = n === 0 || state.replaying;
+  $('dlq-replay-selected').disabled = n === 0 || dlqBusy();
   $('dlq-replay-selected').textContent = n ? `Replay selected (${n})` : 'Replay selected';
+  $('dlq-replay-all').disabled = state.deadLetters === 0 || dlqBusy();
+  for (const button of $('dlq-body').querySelectorAll('[data-testid="dlq-replay-one"]')) button.disabled = dlqBusy();
 }
 
 /** A replay asks first: it puts work back on the queue for real. */
-function confirmReplay(ids, all) {
-  const count = all ? 'every dead letter' : ids.length === 1 ? 'this dead letter' : `${ids.length} dead letters`;
+function confirmReplay(ids) {
+  if (dlqBusy() || !ids.length) return;
+  const count = ids.length === 1 ? 'this dead letter' : `${ids.length} dead letters`;
   const box = $('dlq-confirm');
   box.hidden = false;
   box.replaceChildren(
@@ -180,7 +228,7 @@ function confirmReplay(ids, all) {
       text: 'Replay',
       onclick: () => {
         box.hidden = true;
-        replay(ids, all);
+        replay(ids);
       },
     }),
     h('button', {
@@ -197,44 +245,37 @@ function confirmReplay(ids, all) {
 }
 
 /**
- * Selected letters go one request each, so the bar shows real progress; "all" is one request
- * (the server walks the queue), shown as an indeterminate bar.
+ * Selected letters go one request each ({"ids": [id]}), so the bar shows real progress. "Replay all"
+ * is not this: it is the bulk dlq-replay (replayAll), counted by a dry run and confirmed first.
  */
-async function replay(ids, all) {
+async function replay(ids) {
   state.replaying = true;
   updateSelection();
-  $('dlq-replay-all').disabled = true;
   const progress = $('dlq-progress');
   const status = $('dlq-status');
   progress.hidden = false;
+  delete progress.dataset.state;
+  delete status.dataset.state;
+  $('dlq-refusals').hidden = true;
   let replayed = 0;
   let skipped = 0;
   let problems = 0;
   try {
-    if (all) {
-      progress.removeAttribute('value');
-      status.textContent = 'Replaying every dead letter…';
-      const r = await call('POST', '/admin/dlq/replay', { json: { all: true } }, $('dlq-problem'));
+    progress.max = ids.length;
+    for (let i = 0; i < ids.length; i++) {
+      progress.value = i;
+      status.textContent = `Replaying ${i + 1} of ${ids.length}…`;
+      const r = await call('POST', '/admin/dlq/replay', { json: { ids: [ids[i]] } }, $('dlq-problem'));
       if (!r) return;
-      if (r.ok) ({ replayed, skipped } = r.body);
-      else problems++;
-    } else {
-      progress.max = ids.length;
-      for (let i = 0; i < ids.length; i++) {
-        progress.value = i;
-        status.textContent = `Replaying ${i + 1} of ${ids.length}…`;
-        const r = await call('POST', '/admin/dlq/replay', { json: { ids: [ids[i]] } }, $('dlq-problem'));
-        if (!r) return;
-        if (r.ok) {
-          replayed += r.body.replayed;
-          skipped += r.body.skipped;
-          state.selected.delete(ids[i]);
-          const row = $('dlq-body').querySelector(`tr[data-id="${CSS.escape(ids[i])}"]`);
-          if (row) row.dataset.replayed = r.body.replayed ? 'replayed' : 'skipped';
-        } else problems++;
-      }
-      progress.value = ids.length;
+      if (r.ok) {
+        replayed += r.body.replayed;
+        skipped += r.body.skipped;
+        state.selected.delete(ids[i]);
+        const row = $('dlq-body').querySelector(`tr[data-id="${CSS.escape(ids[i])}"]`);
+        if (row) row.dataset.replayed = r.body.replayed ? 'replayed' : 'skipped';
+      } else problems++;
     }
+    progress.value = ids.length;
     status.textContent =
       `Replayed ${replayed}, skipped ${skipped} (nothing left to do)` + (problems ? `, ${problems} refused` : '') + '.';
   } finally {
@@ -244,6 +285,472 @@ async function replay(ids, all) {
     readDeadLetters();
     if (has('audit')) readAudit();
   }
+}
+
+// ------------------------------------------------------------- bulk actions ---
+
+/**
+ * The actions of /admin/bulk/{action} in words: what the confirmation asks, what each item becomes,
+ * and whether the server requires a reason (BulkAction.reasonRequired).
+ */
+const BULK = {
+  'dlq-replay': {
+    verb: 'Replay',
+    going: 'Replaying',
+    one: 'dead letter',
+    many: 'dead letters',
+    outcome: 'replayed',
+    reasonRequired: false,
+    effect: 'Each goes back to the work queue; one whose attempt has nothing left to do is skipped.',
+  },
+  'dlq-discard': {
+    verb: 'Discard',
+    going: 'Discarding',
+    one: 'dead letter',
+    many: 'dead letters',
+    outcome: 'discarded',
+    reasonRequired: true,
+    effect: 'Each is settled discarded and is never replayed.',
+  },
+  'job-cancel': {
+    verb: 'Cancel',
+    going: 'Cancelling',
+    one: 'job',
+    many: 'jobs',
+    outcome: 'cancelled',
+    reasonRequired: false,
+    effect: 'Each job with no result is cancelled; one that gained a result since is refused.',
+  },
+  'job-retry': {
+    verb: 'Retry',
+    going: 'Retrying',
+    one: 'job',
+    many: 'jobs',
+    outcome: 'retried',
+    reasonRequired: false,
+    effect: 'Each gets a new attempt at its provider, which is paid for; the kill switch refuses them while it is off.',
+  },
+  'quarantine-fail': {
+    verb: 'Fail',
+    going: 'Failing',
+    one: 'quarantined attempt',
+    many: 'quarantined attempts',
+    outcome: 'failed',
+    reasonRequired: true,
+    effect: 'Each held attempt is failed, as "fail it" does for one.',
+  },
+};
+
+/** What each action's filter fields mean (docs/api.md#bulk-actions). */
+const FILTER_HINTS = {
+  dead_letter:
+    "Dead letters: the owner and provider of the letter's job and attempt; reason is the broker's, exact " +
+    '(rejected, delivery_limit, …); since (inclusive) and until (exclusive) bound when the letter was stored. ' +
+    'Only pending letters are candidates.',
+  job:
+    "Jobs: the job's owner, provider and state; reason is contained in the job's review reason (any case); " +
+    'since (inclusive) and until (exclusive) bound when the job was created.',
+  attempt:
+    "Quarantined attempts: the job's owner and state, the attempt's provider; reason is contained in the " +
+    "attempt's reason (any case); since (inclusive) and until (exclusive) bound when the job was created.",
+};
+const JOB_STATES = ['accepted', 'running', 'needs_review', 'completed', 'cancelled'];
+
+function kindOf(action) {
+  return action.startsWith('dlq-') ? 'dead_letter' : action === 'quarantine-fail' ? 'attempt' : 'job';
+}
+
+/** Where a bulk action is asked for, confirmed and followed: the elements `${prefix}-confirm` and so on. */
+function bulkFlow(prefix, onSettled) {
+  return {
+    prefix,
+    box: $(`${prefix}-confirm`),
+    progress: $(`${prefix}-progress`),
+    status: $(`${prefix}-status`),
+    refusals: $(`${prefix}-refusals`),
+    busy: false,
+    onSettled,
+  };
+}
+
+function resetFlow(flow) {
+  flow.busy = false;
+  flow.box.hidden = true;
+  flow.box.replaceChildren();
+  flow.progress.hidden = true;
+  flow.refusals.hidden = true;
+  flow.refusals.replaceChildren();
+}
+
+function setBusy(flow, busy) {
+  flow.busy = busy;
+  if (flow.prefix === 'dlq') updateSelection();
+  else $('bulk-dry-run').disabled = busy;
+}
+
+/** A way out of the confirmation box; `text` names what it does. */
+function closeButton(flow, text) {
+  return h('button', {
+    type: 'button',
+    class: 'secondary',
+    'data-testid': `${flow.prefix}-confirm-no`,
+    text,
+    onclick: () => {
+      flow.box.hidden = true;
+      flow.box.replaceChildren();
+    },
+  });
+}
+
+function filterText(filter) {
+  const entries = Object.entries(filter || {}).filter(([, v]) => v !== null && v !== undefined && v !== '');
+  return entries.length ? entries.map(([k, v]) => `${k} = ${v}`).join(', ') : 'none';
+}
+
+/**
+ * Asks the server what `action` would act on now (it changes nothing) and draws the count, the
+ * sample and the confirmation. `filter` is what the run sends again with the dry run's token.
+ */
+async function bulkDryRun(flow, action, filter) {
+  setBusy(flow, true);
+  flow.box.hidden = false;
+  flow.box.replaceChildren(h('p', { class: 'hint', text: 'Counting what the filter matches now…' }));
+  flow.refusals.hidden = true;
+  const r = await call('POST', `/admin/bulk/${encodeURIComponent(action)}/dry-run`, { json: { filter } }, null);
+  if (!r) return;
+  setBusy(flow, false);
+  if (!r.ok) {
+    flow.box.replaceChildren(
+      problemElement(r.problem, 'Nothing was counted and nothing was done.'),
+      closeButton(flow, 'Close'),
+    );
+    return;
+  }
+  drawConfirmation(flow, { ...r.body, action, sent: filter });
+}
+
+function sampleTable(flow, dry) {
+  const sample = Array.isArray(dry.sample) ? dry.sample : [];
+  if (!sample.length) return null;
+  const p = flow.prefix;
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: 'sample', 'data-testid': `${p}-sample` },
+      h(
+        'caption',
+        { text: sample.length < dry.count ? `The first ${sample.length} of ${dry.count}` : `All ${dry.count}` },
+      ),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ...['Id', 'Job', 'Owner', 'Provider', 'State', 'Reason', 'At'].map((t) => h('th', { scope: 'col', text: t })),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        ...sample.map((item) =>
+          h(
+            'tr',
+            { 'data-testid': `${p}-sample-item`, 'data-id': item.id, 'data-job-id': item.jobId || '' },
+            h('td', {}, h('code', { title: item.id, text: shortId(item.id) })),
+            h('td', {}, jobLink(item.jobId, `${p}-sample-job`)),
+            h('td', { text: item.owner || '—' }),
+            h('td', { text: item.provider || '—' }),
+            h('td', { text: item.state || '—' }),
+            h('td', { text: item.reason || '—' }),
+            h('td', {}, timeElement(item.at)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** The dry run's count and sample, and the only way to run it: a confirmation (with a reason). */
+function drawConfirmation(flow, dry) {
+  const words = BULK[dry.action];
+  const p = flow.prefix;
+  const count = Number(dry.count) || 0;
+  const filter = h('p', { class: 'hint', 'data-testid': `${p}-confirm-filter`, text: `Filter: ${filterText(dry.filter)}.` });
+  if (!count) {
+    flow.box.replaceChildren(
+      h('p', {
+        'data-testid': `${p}-confirm-text`,
+        'data-count': '0',
+        text: `Nothing to ${words.verb.toLowerCase()}: the filter matches no ${words.many} now.`,
+      }),
+      filter,
+      closeButton(flow, 'Close'),
+    );
+    flow.box.querySelector('button').focus();
+    return;
+  }
+  const reasonId = `${p}-confirm-reason`;
+  const reason = h('input', {
+    id: reasonId,
+    'data-testid': reasonId,
+    maxLength: REASON_MAX,
+    required: words.reasonRequired,
+    autocomplete: 'off',
+    placeholder: words.reasonRequired ? 'why (required)' : 'why (optional)',
+  });
+  reason.addEventListener('input', () => reason.setCustomValidity(''));
+  const form = h(
+    'form',
+    { class: 'inline-form', 'data-testid': `${p}-confirm-form` },
+    h('label', { for: reasonId, text: words.reasonRequired ? 'Reason' : 'Reason (optional)' }),
+    reason,
+    h('button', { type: 'submit', class: 'danger', 'data-testid': `${p}-confirm-yes`, text: `${words.verb} ${count}` }),
+    closeButton(flow, 'Cancel'),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const why = reason.value.trim();
+    if (words.reasonRequired && !why) {
+      reason.setCustomValidity(`Say why: ${words.verb.toLowerCase()} is audited with it.`);
+      reason.reportValidity();
+      return;
+    }
+    bulkRun(flow, dry, why);
+  });
+  flow.box.replaceChildren(
+    h('p', {
+      'data-testid': `${p}-confirm-text`,
+      'data-count': String(count),
+      text: `${words.verb} ${plural(count, words.one, words.many)}? ${words.effect} The action is audited under your name.`,
+    }),
+    filter,
+    sampleTable(flow, dry),
+    form,
+    h('p', {
+      class: 'hint',
+      text:
+        `This count holds until ${time(dry.expiresAt)}. If what the filter matches changes before you confirm, ` +
+        'nothing runs and you are asked to dry-run again.',
+    }),
+  );
+  reason.focus();
+}
+
+/** Runs what the dry run counted, with its token; a changed set is refused (409) and nothing runs. */
+async function bulkRun(flow, dry, reason) {
+  setBusy(flow, true);
+  flow.box.replaceChildren(h('p', { class: 'hint', text: 'Starting…' }));
+  const json = { filter: dry.sent, token: dry.token };
+  if (reason) json.reason = reason;
+  const r = await call('POST', `/admin/bulk/${encodeURIComponent(dry.action)}/run`, { json }, null);
+  if (!r) return;
+  if (!r.ok) {
+    setBusy(flow, false);
+    drawRunRefused(flow, dry, r.problem);
+    return;
+  }
+  flow.box.hidden = true;
+  flow.box.replaceChildren();
+  readBulkActions();
+  // Location is relative (/admin/bulk/{id}); anything else, and the page reads the id it was given.
+  const location = r.headers.get('Location') || '';
+  const url = location.startsWith('/admin/bulk/') ? location : `/admin/bulk/${encodeURIComponent(r.body.id)}`;
+  await followBulk(flow, r.body, url);
+}
+
+function drawRunRefused(flow, dry, problem) {
+  const p = flow.prefix;
+  const changed = problem && problem.code === 'bulk-set-changed';
+  // A refusal of the server (4xx) did nothing; without an answer, or with a fault of the server, the
+  // action may have started: the recent bulk actions say.
+  const status = problem ? problem.status : 0;
+  const extra = changed
+    ? `Nothing was done: the dry run counted ${dry.count}` +
+      (problem.actual !== undefined ? `, the filter matches ${problem.actual} now` : '') +
+      '. Run the dry run again and check the new count before you confirm.'
+    : status >= 400 && status < 500
+      ? 'Nothing was done.'
+      : 'It may have started: look for it in the recent bulk actions before you run it again.';
+  flow.box.replaceChildren(
+    problemElement(problem, extra),
+    h('button', {
+      type: 'button',
+      'data-testid': `${p}-dry-run-again`,
+      text: 'Dry run again',
+      onclick: () => bulkDryRun(flow, dry.action, dry.sent),
+    }),
+    ' ',
+    closeButton(flow, 'Close'),
+  );
+  flow.box.querySelector('button').focus();
+}
+
+/** Draws the progress, reading it again every second until the action is done. */
+async function followBulk(flow, progress, url) {
+  const generation = state.generation;
+  drawProgress(flow, progress);
+  while (progress.state !== 'done') {
+    await sleep(BULK_POLL_MS);
+    if (generation !== state.generation) return;
+    const r = await call('GET', url, {}, null);
+    if (!r) return;
+    if (!r.ok) {
+      flow.box.hidden = false;
+      flow.box.replaceChildren(
+        problemElement(r.problem, `Bulk action ${progress.id} was started; its progress could not be read.`),
+        closeButton(flow, 'Close'),
+      );
+      break;
+    }
+    progress = r.body;
+    drawProgress(flow, progress);
+  }
+  setBusy(flow, false);
+  flow.onSettled();
+}
+
+function drawProgress(flow, p) {
+  const words = BULK[p.action] || { going: p.action, outcome: 'done' };
+  const bar = flow.progress;
+  bar.hidden = false;
+  bar.max = Math.max(1, p.total);
+  bar.value = p.total ? p.processed : 1;
+  bar.dataset.state = p.state;
+  bar.dataset.bulkId = p.id;
+  bar.setAttribute('aria-label', `Bulk action ${p.id}: ${p.processed} of ${p.total} processed`);
+  const counts = `${p.done} ${words.outcome}, ${p.skipped} skipped, ${p.refused} refused`;
+  flow.status.dataset.state = p.state;
+  flow.status.textContent =
+    p.state === 'done'
+      ? `Done: ${counts} (bulk action ${p.id}, ${p.total} in all).`
+      : `${words.going} ${p.processed} of ${p.total}… (${counts} so far; bulk action ${p.id})`;
+  const refusals = Array.isArray(p.refusals) ? p.refusals : [];
+  const heading = refusals.length < p.refused ? `The first ${refusals.length} of ${p.refused} refused:` : 'Refused:';
+  flow.refusals.hidden = refusals.length === 0;
+  flow.refusals.replaceChildren(
+    ...(refusals.length ? [h('li', { class: 'hint', text: heading })] : []),
+    ...refusals.map((x) =>
+      h(
+        'li',
+        { 'data-testid': `${flow.prefix}-refusal`, 'data-target': x.target },
+        h('code', { title: x.target, text: shortId(x.target) }),
+        ` ${x.detail}`,
+      ),
+    ),
+  );
+}
+
+/** "Replay all" in the dead letters: the bulk dlq-replay with the empty filter, counted first. */
+function replayAll() {
+  if (dlqBusy()) return;
+  bulkDryRun(state.flows.dlq, 'dlq-replay', {});
+}
+
+/** The form's action list, the providers GET /me names, and the state choices of the action. */
+function drawBulkForm(me) {
+  const select = $('bulk-action');
+  if (!select.options.length) {
+    select.replaceChildren(
+      ...Object.entries(BULK).map(([action, words]) =>
+        h('option', { value: action, title: action, text: `${words.verb} ${words.many}` }),
+      ),
+    );
+  }
+  const providers = Array.isArray(me.providers) ? me.providers : [];
+  $('bulk-provider').replaceChildren(
+    h('option', { value: '', text: 'any provider' }),
+    ...providers.map((p) => h('option', { value: p, text: p })),
+  );
+  actionChanged();
+}
+
+function actionChanged() {
+  const action = $('bulk-action').value;
+  const kind = kindOf(action);
+  const states = kind === 'dead_letter' ? ['pending'] : JOB_STATES;
+  const chosen = $('bulk-state').value;
+  $('bulk-state').replaceChildren(
+    h('option', { value: '', text: kind === 'dead_letter' ? 'pending' : 'any state' }),
+    ...(kind === 'dead_letter' ? [] : states.map((s) => h('option', { value: s, text: s }))),
+  );
+  $('bulk-state').value = states.includes(chosen) && kind !== 'dead_letter' ? chosen : '';
+  $('bulk-filter-hint').textContent = FILTER_HINTS[kind];
+  formChanged();
+}
+
+/** A count shown for other fields than the form's is put away: the operator dry-runs again. */
+function formChanged() {
+  const flow = state.flows.bulk;
+  if (flow && !flow.busy) {
+    flow.box.hidden = true;
+    flow.box.replaceChildren();
+  }
+}
+
+/** The form's filter: empty fields left out; datetime-local (the browser's time zone) as instants. */
+function bulkFilter() {
+  const filter = {};
+  for (const [name, id] of [
+    ['owner', 'bulk-owner'],
+    ['provider', 'bulk-provider'],
+    ['state', 'bulk-state'],
+    ['reason', 'bulk-reason'],
+  ]) {
+    const value = $(id).value.trim();
+    if (value) filter[name] = value;
+  }
+  for (const [name, id] of [
+    ['since', 'bulk-since'],
+    ['until', 'bulk-until'],
+  ]) {
+    const input = $(id);
+    if (!input.value) continue;
+    const at = new Date(input.value);
+    if (Number.isNaN(at.getTime())) {
+      input.setCustomValidity('A date and time, or nothing.');
+      input.reportValidity();
+      return null;
+    }
+    filter[name] = at.toISOString();
+  }
+  return filter;
+}
+
+function submitBulk(event) {
+  event.preventDefault();
+  const filter = bulkFilter();
+  if (filter) bulkDryRun(state.flows.bulk, $('bulk-action').value, filter);
+}
+
+async function readBulkActions() {
+  const r = await call('GET', `/admin/bulk?limit=${BULK_LISTED}`, {}, $('bulk-problem'));
+  if (!r || !r.ok) return;
+  const items = Array.isArray(r.body) ? r.body : [];
+  $('bulk-recent-body').replaceChildren(...items.map(bulkRow));
+  $('bulk-recent-empty').hidden = items.length > 0;
+}
+
+function bulkRow(b) {
+  const words = BULK[b.action] || { outcome: 'done' };
+  return h(
+    'tr',
+    { 'data-testid': 'bulk-recent-row', 'data-id': b.id, 'data-action': b.action, 'data-state': b.state },
+    h('td', {}, timeElement(b.createdAt)),
+    h('td', {}, h('code', { text: b.action })),
+    h('td', { class: 'details', text: filterText(b.filter) }),
+    h('td', { text: b.requestedBy }),
+    h('td', { text: b.reason || '—' }),
+    h(
+      'td',
+      {},
+      h('span', { class: `badge ${b.state === 'done' ? 'state-completed' : 'state-running'}`, text: b.state }),
+      ` ${b.processed} of ${b.total}`,
+    ),
+    h('td', { 'data-testid': 'bulk-recent-counts', text: `${b.done} ${words.outcome}, ${b.skipped} skipped, ${b.refused} refused` }),
+  );
 }
 
 // --------------------------------------------------------------- quarantine ---
@@ -410,21 +917,19 @@ function providerRow(p) {
     : null;
   return h(
     'tr',
-    { 'data-testid': 'provider-row', 'data-provider': p.name, 'data-accepted': String(p.accepted) },
+    {
+      'data-testid': 'provider-row',
+      'data-provider': p.name,
+      'data-accepted': String(p.accepted),
+      'data-paused': String(Boolean(p.paused)),
+    },
     h('th', { scope: 'row', text: p.name }),
+    h('td', { 'data-testid': 'provider-pause-state' }, ...pauseCell(p)),
     h(
       'td',
       { 'data-testid': 'provider-status' },
       h('span', { class: `badge ${p.accepted ? 'state-completed' : 'state-needs_review'}`, text: p.accepted ? 'earned' : 'not earned' }),
       p.refusal ? h('span', { class: 'hint block', text: p.refusal }) : null,
-      p.paused
-        ? h('span', {
-            class: 'badge state-needs_review block',
-            'data-testid': 'provider-paused',
-            title: p.paused.reason,
-            text: `paused by ${p.paused.pausedBy}: ${p.paused.reason}`,
-          })
-        : null,
       p.health && !p.health.open
         ? h('span', {
             class: 'badge state-needs_review block',
@@ -450,6 +955,111 @@ function providerRow(p) {
     h('td', {}, results(run)),
     h('td', {}, button),
   );
+}
+
+/** "Paused by X at T: reason" and Resume, or Pause (rule 19: the provider's attempts are held meanwhile). */
+function pauseCell(p) {
+  if (!p.paused) {
+    return [
+      h('span', { class: 'hint block', text: 'not paused' }),
+      h('button', {
+        type: 'button',
+        class: 'secondary small',
+        'data-testid': 'provider-pause',
+        'aria-label': `Pause ${p.name}`,
+        text: 'Pause',
+        onclick: () => confirmPause(p.name, true),
+      }),
+    ];
+  }
+  return [
+    h('span', { class: 'badge state-needs_review', text: 'paused' }),
+    h(
+      'span',
+      { class: 'block', 'data-testid': 'provider-paused' },
+      `Paused by ${p.paused.pausedBy} at `,
+      timeElement(p.paused.pausedAt),
+      `: ${p.paused.reason}`,
+    ),
+    h('button', {
+      type: 'button',
+      class: 'secondary small',
+      'data-testid': 'provider-resume',
+      'aria-label': `Resume ${p.name}`,
+      text: 'Resume',
+      onclick: () => confirmPause(p.name, false),
+    }),
+  ];
+}
+
+/** A pause or a resume asks first, with a required reason (the API requires it; both are audited). */
+function confirmPause(name, pausing) {
+  const box = $('providers-confirm');
+  const reason = h('input', {
+    id: 'providers-confirm-reason',
+    'data-testid': 'provider-pause-reason',
+    required: true,
+    maxLength: REASON_MAX,
+    autocomplete: 'off',
+    placeholder: 'why (required)',
+  });
+  reason.addEventListener('input', () => reason.setCustomValidity(''));
+  const submit = h('button', {
+    type: 'submit',
+    class: pausing ? 'danger' : '',
+    'data-testid': 'provider-pause-yes',
+    text: pausing ? `Pause ${name}` : `Resume ${name}`,
+  });
+  const form = h(
+    'form',
+    { class: 'inline-form' },
+    h('label', { for: 'providers-confirm-reason', text: 'Reason' }),
+    reason,
+    submit,
+    h('button', {
+      type: 'button',
+      class: 'secondary',
+      'data-testid': 'provider-pause-no',
+      text: 'Cancel',
+      onclick: () => {
+        box.hidden = true;
+      },
+    }),
+  );
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const why = reason.value.trim();
+    if (!why) {
+      reason.setCustomValidity(`Say why: the ${pausing ? 'pause' : 'resume'} is audited with it.`);
+      reason.reportValidity();
+      return;
+    }
+    submit.disabled = true;
+    const verb = pausing ? 'pause' : 'resume';
+    const r = await call('POST', `/admin/providers/${encodeURIComponent(name)}/${verb}`, { json: { reason: why } }, $('providers-problem'));
+    submit.disabled = false;
+    if (!r || !r.ok) return;
+    box.hidden = true;
+    const status = $('providers-status');
+    status.dataset.reannounced = String(r.body.reannounced);
+    status.textContent = pausing
+      ? `${name} is paused by ${r.body.pause ? r.body.pause.pausedBy : 'an operator'}: its attempts are held until it is resumed.`
+      : `${name} resumed: ${plural(r.body.reannounced, 'held attempt', 'held attempts')} announced again.`;
+    readProviders();
+    if (has('audit')) readAudit();
+  });
+  box.hidden = false;
+  box.replaceChildren(
+    h('p', {
+      'data-testid': 'provider-pause-text',
+      text: pausing
+        ? `Pause ${name}? Its attempts are held (not called, not failed, not dead-lettered) until it is resumed; ` +
+          'jobs may still name it and wait.'
+        : `Resume ${name}? Its held attempts are announced again and go on where they were.`,
+    }),
+    form,
+  );
+  reason.focus();
 }
 
 async function requestAcceptance(name, button) {
@@ -606,8 +1216,22 @@ function drawSpend(spend) {
 // -------------------------------------------------------------------- wiring ---
 
 export function init() {
-  $('dlq-replay-selected').addEventListener('click', () => confirmReplay([...state.selected], false));
-  $('dlq-replay-all').addEventListener('click', () => confirmReplay([], true));
+  state.flows.dlq = bulkFlow('dlq', () => {
+    readDeadLetters();
+    readBulkActions();
+    if (has('audit')) readAudit();
+  });
+  state.flows.bulk = bulkFlow('bulk', () => {
+    refresh();
+    if (has('audit')) readAudit();
+  });
+  $('dlq-replay-selected').addEventListener('click', () => confirmReplay([...state.selected]));
+  $('dlq-replay-all').addEventListener('click', replayAll);
+  $('bulk-form').addEventListener('submit', submitBulk);
+  $('bulk-form').addEventListener('input', formChanged);
+  $('bulk-action').addEventListener('change', actionChanged);
+  for (const id of ['bulk-since', 'bulk-until']) $(id).addEventListener('input', (e) => e.target.setCustomValidity(''));
+  $('bulk-refresh').addEventListener('click', () => readBulkActions());
   $('dlq-refresh').addEventListener('click', () => refresh());
   $('killswitch-form').addEventListener('submit', flipKillSwitch);
   $('killswitch-reason-input').addEventListener('input', (e) => e.target.setCustomValidity(''));
