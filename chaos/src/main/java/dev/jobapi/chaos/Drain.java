@@ -204,8 +204,31 @@ final class Drain {
 
     /** Where the soak's database is. */
     record Database(String url, String user, String password) {
+        /** How long {@link #read} waits out a database away: a clustered failover takes up to about two minutes. */
+        static final java.time.Duration THROUGH_FAILOVER = java.time.Duration.ofMinutes(3);
+
         Connection connect() throws SQLException {
             return DriverManager.getConnection(url, user, password);
         }
+
+        /** One read on a connection of its own, tried again each 2 s for {@link #THROUGH_FAILOVER}. */
+        <T> T read(Read<T> read) throws InterruptedException {
+            java.time.Instant giveUp = java.time.Instant.now().plus(THROUGH_FAILOVER);
+            while (true) {
+                try (Connection db = connect()) {
+                    return read.on(db);
+                } catch (SQLException e) {
+                    if (java.time.Instant.now().isAfter(giveUp)) {
+                        throw new IllegalStateException("cannot read the soak's database: " + e.getMessage(), e);
+                    }
+                    Thread.sleep(2_000);
+                }
+            }
+        }
+    }
+
+    /** A read of the soak's database. */
+    interface Read<T> {
+        T on(Connection db) throws SQLException;
     }
 }

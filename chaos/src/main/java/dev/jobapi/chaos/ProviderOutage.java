@@ -6,10 +6,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
@@ -48,7 +46,7 @@ final class ProviderOutage {
         start();
         Thread.sleep(LENGTH.plus(SETTLE).toMillis());
         Instant to = from.plus(LENGTH);
-        Calls calls = calls(new FakeLog(fake).fetch(), from, to);
+        Calls calls = calls(new FakeLog(fake).fetch(), PROVIDER, from, to);
         Holds holds = holds(from, to.plus(SETTLE));
         long beforeHold = holds.first() == null ? calls.sends() : calls.sendsBefore(holds.first());
         String detail = String.format(
@@ -97,18 +95,21 @@ final class ProviderOutage {
         }
     }
 
-    /** The provider's requests received in [from, to): the sends, and the attempts they came from. */
+    /**
+     * The requests for {@code model} (the soak's providers are named by their model) received in [from, to):
+     * the sends, and the attempts they came from.
+     */
     record Calls(long sends, long attempts, List<Instant> at) {
         long sendsBefore(Instant instant) {
             return at.stream().filter(t -> t.isBefore(instant)).count();
         }
     }
 
-    static Calls calls(JsonNode log, Instant from, Instant to) {
+    static Calls calls(JsonNode log, String model, Instant from, Instant to) {
         List<Instant> at = new ArrayList<>();
         Set<String> attempts = new HashSet<>();
         for (JsonNode request : log) {
-            if (!PROVIDER.equals(request.path("model").asText())) {
+            if (!model.equals(request.path("model").asText())) {
                 continue;
             }
             Instant received = Instant.parse(request.path("receivedAt").asText());
@@ -125,26 +126,26 @@ final class ProviderOutage {
     /** The gate's holds of the provider's attempts in [from, to): the first, how many, of how many attempts, probes. */
     record Holds(Instant first, long holds, long attempts, long probes) {}
 
-    private Holds holds(Instant from, Instant to) {
-        try (Connection db = database.connect();
-                PreparedStatement query = db.prepareStatement("SELECT min(e.at) FILTER (WHERE e.kind = 'attempt.held'),"
-                        + " count(*) FILTER (WHERE e.kind = 'attempt.held'),"
-                        + " count(DISTINCT e.attempt_id) FILTER (WHERE e.kind = 'attempt.held'),"
-                        + " count(*) FILTER (WHERE e.kind = 'attempt.claimed' AND e.detail LIKE '%the probe of%')"
-                        + " FROM job_event e JOIN attempt a ON a.id = e.attempt_id"
-                        + " WHERE a.provider = ? AND e.at >= ? AND e.at < ?"
-                        + " AND e.kind IN ('attempt.held', 'attempt.claimed')")) {
-            query.setString(1, PROVIDER);
-            query.setTimestamp(2, Timestamp.from(from));
-            query.setTimestamp(3, Timestamp.from(to));
-            try (ResultSet row = query.executeQuery()) {
-                row.next();
-                Timestamp first = row.getTimestamp(1);
-                return new Holds(
-                        first == null ? null : first.toInstant(), row.getLong(2), row.getLong(3), row.getLong(4));
+    private Holds holds(Instant from, Instant to) throws InterruptedException {
+        return database.read(db -> {
+            try (PreparedStatement query =
+                    db.prepareStatement("SELECT min(e.at) FILTER (WHERE e.kind = 'attempt.held'),"
+                            + " count(*) FILTER (WHERE e.kind = 'attempt.held'),"
+                            + " count(DISTINCT e.attempt_id) FILTER (WHERE e.kind = 'attempt.held'),"
+                            + " count(*) FILTER (WHERE e.kind = 'attempt.claimed' AND e.detail LIKE '%the probe of%')"
+                            + " FROM job_event e JOIN attempt a ON a.id = e.attempt_id"
+                            + " WHERE a.provider = ? AND e.at >= ? AND e.at < ?"
+                            + " AND e.kind IN ('attempt.held', 'attempt.claimed')")) {
+                query.setString(1, PROVIDER);
+                query.setTimestamp(2, Timestamp.from(from));
+                query.setTimestamp(3, Timestamp.from(to));
+                try (ResultSet row = query.executeQuery()) {
+                    row.next();
+                    Timestamp first = row.getTimestamp(1);
+                    return new Holds(
+                            first == null ? null : first.toInstant(), row.getLong(2), row.getLong(3), row.getLong(4));
+                }
             }
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot read the holds from the soak's database: " + e.getMessage(), e);
-        }
+        });
     }
 }

@@ -3,10 +3,8 @@ package dev.jobapi.chaos;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.net.URI;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,8 +25,11 @@ final class ProviderPause {
      * provider within this much of the pause.
      */
     private static final Duration IN_FLIGHT = Duration.ofSeconds(10);
-    /** How long the pause and the resume are tried, across api processes and their rollouts. */
-    private static final Duration PATIENCE = Duration.ofSeconds(90);
+    /**
+     * How long the pause and the resume are tried, across api processes, their rollouts and a clustered
+     * database failover (the api answers 503 server-busy until the standby is promoted).
+     */
+    private static final Duration PATIENCE = Drain.Database.THROUGH_FAILOVER;
 
     private final Api api;
     private final String operatorToken;
@@ -55,7 +56,7 @@ final class ProviderPause {
         Thread.sleep(length.toMillis());
         Instant resumingAt = Instant.now();
         JsonNode resumed = call("resume", "chaos soak: the pause is over");
-        long sends = ProviderOutage.calls(new FakeLog(fake).fetch(), pausedAt.plus(IN_FLIGHT), resumingAt)
+        long sends = ProviderOutage.calls(new FakeLog(fake).fetch(), PROVIDER, pausedAt.plus(IN_FLIGHT), resumingAt)
                 .sends();
         Observed observed = observe(pausedAt, resumingAt);
         String detail = String.format(
@@ -104,7 +105,7 @@ final class ProviderPause {
     /** What the database says of the provider's attempts during the pause. */
     private record Observed(long held, long movedByFallback, long claimed, long deadLettered) {}
 
-    private Observed observe(Instant pausedAt, Instant resumingAt) {
+    private Observed observe(Instant pausedAt, Instant resumingAt) throws InterruptedException {
         String sql = "WITH w AS (SELECT ?::text AS provider, ?::timestamptz AS paused_at,"
                 + " ?::timestamptz AS resuming_at, ?::timestamptz AS in_flight_over)"
                 + " SELECT"
@@ -120,18 +121,17 @@ final class ProviderPause {
                 + " (SELECT count(*) FROM dead_letter d WHERE d.provider = w.provider"
                 + "   AND d.dead_lettered_at >= w.paused_at AND d.dead_lettered_at < w.resuming_at)"
                 + " FROM w";
-        try (Connection db = database.connect();
-                PreparedStatement query = db.prepareStatement(sql)) {
-            query.setString(1, PROVIDER);
-            query.setTimestamp(2, Timestamp.from(pausedAt));
-            query.setTimestamp(3, Timestamp.from(resumingAt));
-            query.setTimestamp(4, Timestamp.from(pausedAt.plus(IN_FLIGHT)));
-            try (ResultSet row = query.executeQuery()) {
-                row.next();
-                return new Observed(row.getLong(1), row.getLong(2), row.getLong(3), row.getLong(4));
+        return database.read(db -> {
+            try (PreparedStatement query = db.prepareStatement(sql)) {
+                query.setString(1, PROVIDER);
+                query.setTimestamp(2, Timestamp.from(pausedAt));
+                query.setTimestamp(3, Timestamp.from(resumingAt));
+                query.setTimestamp(4, Timestamp.from(pausedAt.plus(IN_FLIGHT)));
+                try (ResultSet row = query.executeQuery()) {
+                    row.next();
+                    return new Observed(row.getLong(1), row.getLong(2), row.getLong(3), row.getLong(4));
+                }
             }
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot read the pause's effects from the soak's database: " + e, e);
-        }
+        });
     }
 }
