@@ -54,6 +54,10 @@ class TracingTest extends WorkerTestSupport {
 
     @Test
     void messageCarryingATraceparentIsWorkedInThatTraceFromClaimToAck() {
+        // A price in force, so the record step's span carries what the call cost.
+        execute("INSERT INTO provider_price (provider, model, input_usd_per_mtok, output_usd_per_mtok,"
+                + " effective_from, set_by, reason) VALUES ('fake-a', 'fake-a', 3, 15,"
+                + " now() - interval '1 minute', 'otto', 'test')");
         UUID job = aJob("traced path");
         UUID attempt = aStartingAttempt(job, "fake-a");
         publishRaw(
@@ -83,6 +87,11 @@ class TracingTest extends WorkerTestSupport {
                 .isEqualTo(count("SELECT prompt_tokens FROM usage_record WHERE attempt_id = '" + attempt + "'"));
         assertThat(call.getAttributes().get(TraceAttributes.TOKENS_OUT))
                 .isEqualTo(count("SELECT completion_tokens FROM usage_record WHERE attempt_id = '" + attempt + "'"));
+
+        double cost = Double.parseDouble(text("SELECT cost_usd FROM attempt WHERE id = '" + attempt + "'"));
+        assertThat(cost).isPositive();
+        assertThat(named("attempt.record").getAttributes().get(TraceAttributes.COST_USD))
+                .isEqualTo(cost);
 
         assertThat(named("attempt.elect").getAttributes().get(TraceAttributes.ELECTED))
                 .isTrue();

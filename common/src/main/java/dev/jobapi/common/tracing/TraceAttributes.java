@@ -27,6 +27,12 @@ public final class TraceAttributes {
     public static final AttributeKey<Long> TOKENS_IN = AttributeKey.longKey("gen_ai.usage.input_tokens");
     public static final AttributeKey<Long> TOKENS_OUT = AttributeKey.longKey("gen_ai.usage.output_tokens");
 
+    /**
+     * On the record step: what the provider's reported usage cost in US dollars at the price in force
+     * at the claim (rule 20); absent when no price was set.
+     */
+    public static final AttributeKey<Double> COST_USD = AttributeKey.doubleKey("jobapi.cost_usd");
+
     /** What a step came to: the provider's outcome, whether the record goes on to the election. */
     public static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("jobapi.outcome");
 

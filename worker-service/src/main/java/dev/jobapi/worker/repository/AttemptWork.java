@@ -9,6 +9,7 @@ import dev.jobapi.worker.provider.ProviderOutcome;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
+import java.math.BigDecimal;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Types;
@@ -317,6 +318,21 @@ public class AttemptWork {
                 insert.setString(6, usage == null ? "unknown" : "provider_reported");
                 insert.setObject(7, timestamp(now));
                 return insert.executeUpdate() == 1;
+            }
+        });
+    }
+
+    /**
+     * What the attempt's reported usage cost at its claim's price, as the settlement trigger wrote it
+     * (rule 20); empty while no usage is recorded or when no price was in force.
+     */
+    public Optional<BigDecimal> cost(UUID attemptId) {
+        return onConnection(connection -> {
+            try (PreparedStatement select = connection.prepareStatement("SELECT cost_usd FROM attempt WHERE id = ?")) {
+                select.setObject(1, attemptId);
+                try (ResultSet cost = select.executeQuery()) {
+                    return cost.next() ? Optional.ofNullable(cost.getBigDecimal(1)) : Optional.empty();
+                }
             }
         });
     }

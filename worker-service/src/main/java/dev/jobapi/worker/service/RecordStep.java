@@ -72,6 +72,11 @@ public class RecordStep {
             span.setAttribute(
                     TraceAttributes.OUTCOME,
                     toElection ? "to_election" : step.attempt().state().wireName());
+            // The cost is the settlement trigger's: read back only for a span that is kept.
+            if (span.isRecording()) {
+                work.cost(step.attempt().id())
+                        .ifPresent(cost -> span.setAttribute(TraceAttributes.COST_USD, cost.doubleValue()));
+            }
             return toElection;
         });
     }
