@@ -146,6 +146,8 @@ public final class ChaosMain {
             recovery.start();
         }
 
+        System.out.println("==> money budget: "
+                + new SpendBudget(api, tokens.mint("chaos-operator", List.of("operator"))).set(options.jobs()));
         System.out.printf(
                 "==> load and faults for %d minute(s): %d jobs (%.1f a second)%n",
                 window.toMinutes(), options.jobs(), options.jobs() / (double) window.toSeconds());

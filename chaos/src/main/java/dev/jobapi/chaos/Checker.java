@@ -40,7 +40,9 @@ final class Checker {
         DEAD_LETTERS_ACCOUNTED("the DLQ holds exactly the deliberately poisoned messages, each once, all listed"),
         EVERY_JOB_SETTLED("every job ends completed, cancelled or needs_review with a reason, and has an attempt"),
         PAID_RESULTS_USED("every attempt with stored output and provider-reported usage is the winner, superseded,"
-                + " refused by the apply target, or on a job closed before its result arrived");
+                + " refused by the apply target, or on a job closed before its result arrived"),
+        SPEND_WITHIN_BUDGET("no owner's settled cost exceeds their money budget; each budget window's spend and"
+                + " reservations are its attempts' costs and open reservations");
 
         final String title;
 
@@ -101,6 +103,7 @@ final class Checker {
         checker.deadLettersAccounted();
         checker.everyJobSettled();
         checker.paidResultsUsed();
+        checker.spendWithinBudget();
         return new Result(checker.violations, checker.figures);
     }
 
@@ -438,6 +441,52 @@ final class Checker {
                             + " that is not the winner and was not superseded"
                             + (closed ? "; the job was closed after that output arrived" : ""));
                 });
+    }
+
+    /**
+     * Rule 20 under the soak's faults: per budget window (an owner's UTC day or month), what was settled never
+     * passes the limit, the window's spend is what its attempts cost (nothing settled twice or lost), and what
+     * it holds reserved is what its attempts' open reservations hold (none leaked, none released twice).
+     */
+    private void spendWithinBudget() throws SQLException {
+        List<String> found = violations.get(Invariant.SPEND_WITHIN_BUDGET);
+        List<String> windows = new ArrayList<>();
+        String ofWindow =
+                " FROM attempt a JOIN job j ON j.id = a.job_id WHERE spend_window_matches(w, j.owner_id, a.sent_at)";
+        rows(
+                "SELECT w.owner_id, w.period, w.starts_on, b.limit_usd, w.spent_usd, w.reserved_usd,"
+                        + " (SELECT coalesce(sum(a.cost_usd), 0)" + ofWindow + ") AS attempts_cost,"
+                        + " (SELECT coalesce(sum(a.reserved_usd), 0)" + ofWindow
+                        + " AND a.reservation_open AND w.period = ANY (a.reserved_in)) AS attempts_reserved,"
+                        // A refused claim sent nothing: it has no sent_at to place it in a window.
+                        + " (SELECT count(*) FROM attempt a JOIN job j ON j.id = a.job_id WHERE j.owner_id = w.owner_id"
+                        + " AND a.reason LIKE '%budget%no request sent') AS claims_refused"
+                        + " FROM spend_window w JOIN spend_budget b ON b.owner_id = w.owner_id AND b.period = w.period"
+                        + " ORDER BY 1, 2, 3",
+                rs -> {
+                    String window = rs.getString(1) + "'s " + rs.getString(2) + " budget from " + rs.getString(3);
+                    var limit = rs.getBigDecimal(4);
+                    var spent = rs.getBigDecimal(5);
+                    var reserved = rs.getBigDecimal(6);
+                    var attemptsCost = rs.getBigDecimal(7);
+                    var attemptsReserved = rs.getBigDecimal(8);
+                    windows.add(window + ": " + spent.toPlainString() + " USD spent, " + reserved.toPlainString()
+                            + " USD reserved of " + limit.toPlainString() + " USD; " + rs.getLong(9)
+                            + " claims of the owner refused for a budget");
+                    if (spent.compareTo(limit) > 0) {
+                        found.add(window + ": " + spent.toPlainString() + " USD settled, past its limit of "
+                                + limit.toPlainString() + " USD");
+                    }
+                    if (spent.compareTo(attemptsCost) != 0) {
+                        found.add(window + ": " + spent.toPlainString() + " USD spent, but its attempts cost "
+                                + attemptsCost.toPlainString() + " USD");
+                    }
+                    if (reserved.compareTo(attemptsReserved) != 0) {
+                        found.add(window + ": " + reserved.toPlainString() + " USD reserved, but its attempts'"
+                                + " open reservations hold " + attemptsReserved.toPlainString() + " USD");
+                    }
+                });
+        figures.put("money budgets", windows.isEmpty() ? "none set" : String.join("; ", windows));
     }
 
     private interface RowHandler {

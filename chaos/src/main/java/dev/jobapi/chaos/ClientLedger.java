@@ -34,6 +34,8 @@ final class ClientLedger {
         OVERSIZED_REFUSED("oversized inputs refused with 400/413 (expected, not a violation; once per job)"),
         MISSING_BASE_REFS("jobs whose baseRef does not exist in the target (apply refused: review, with the reason)"),
         LARGE_LISTS("erin listing her jobs with their large inputs (GET /jobs?limit=100)"),
+        SPEND_REFUSED("requests of " + SpendBudget.OWNER + " refused with 429 " + SpendBudget.EXCEEDED
+                + " (her money budget ran out: expected, not a violation)"),
         GAVE_UP("requests never answered within the retry budget");
 
         final String label;

@@ -303,6 +303,57 @@ class CheckerTest {
         ownerByJob.put(id.toString(), owner);
     }
 
+    /**
+     * Rule 20's invariant: a budget window whose settled spend passed its limit, or whose spend or reservation
+     * differs from what its attempts cost and hold, is counted; dave's window with one settled call and one
+     * open reservation, in step, is not.
+     */
+    @Test
+    void aBudgetSpentPastItsLimitOrOutOfStepWithItsAttemptsIsCounted() throws Exception {
+        UUID settled = aBudgetedCall("0.002", "0.05");
+        sql("INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens, source,"
+                + " recorded_at) VALUES ('" + settled + "', 'dave', 'fake-a', 1000, 0, 'provider_reported', now())");
+        UUID open = aBudgetedCall("0.003", "0.05");
+        assertThat(check().violations().get(Invariant.SPEND_WITHIN_BUDGET)).isEmpty();
+
+        // A settlement counted twice, and a reservation released without its attempt knowing.
+        sql("UPDATE spend_window SET spent_usd = spent_usd + 0.001, reserved_usd = 0");
+        String window = "dave's day budget from " + text("SELECT starts_on FROM spend_window");
+        assertThat(check().violations().get(Invariant.SPEND_WITHIN_BUDGET))
+                .containsExactlyInAnyOrder(
+                        window + ": 0.004000 USD spent, but its attempts cost 0.003000 USD",
+                        window + ": 0.000000 USD reserved, but its attempts' open reservations hold 0.003000 USD");
+
+        sql("UPDATE spend_budget SET limit_usd = 0.0035");
+        sql("UPDATE attempt SET reservation_open = false WHERE id = '" + open + "'");
+        assertThat(check().violations().get(Invariant.SPEND_WITHIN_BUDGET))
+                .containsExactly(
+                        window + ": 0.004000 USD settled, past its limit of 0.003500 USD",
+                        window + ": 0.004000 USD spent, but its attempts cost 0.003000 USD");
+    }
+
+    /**
+     * A claim of dave's under a day budget of {@code limit}: a priced attempt reserving {@code reserved}
+     * in the window, as the worker's claim does (the usage, when recorded, settles it by the trigger).
+     */
+    private UUID aBudgetedCall(String reserved, String limit) throws SQLException {
+        sql("INSERT INTO spend_budget (owner_id, period, limit_usd, soft_percent, set_by, set_at, reason)"
+                + " VALUES ('dave', 'day', " + limit + ", 80, 'otto', now(), 'test') ON CONFLICT DO NOTHING");
+        sql("INSERT INTO spend_window (owner_id, period, starts_on) VALUES ('dave', 'day',"
+                + " (now() AT TIME ZONE 'UTC')::date) ON CONFLICT DO NOTHING");
+        sql("INSERT INTO provider_price (provider, model, input_usd_per_mtok, output_usd_per_mtok, effective_from,"
+                + " set_by, reason) SELECT 'fake-a', 'fake-a', 3, 15, now() - interval '1 minute', 'otto', 'test'"
+                + " WHERE NOT EXISTS (SELECT 1 FROM provider_price)");
+        UUID job = UUID.randomUUID();
+        job(job, "dave", "key-" + job, "cancelled");
+        UUID attempt = UUID.randomUUID();
+        attempt(attempt, job, "superseded");
+        sql("UPDATE attempt SET sent_at = now(), price_id = (SELECT id FROM provider_price), reserved_usd = " + reserved
+                + ", reserved_in = ARRAY['day'], reservation_open = true WHERE id = '" + attempt + "'");
+        sql("UPDATE spend_window SET reserved_usd = reserved_usd + " + reserved);
+        return attempt;
+    }
+
     private void attempt(UUID id, UUID job, String state) throws SQLException {
         sql("INSERT INTO attempt (id, job_id, provider, state, request_key, output_digest, created_at, updated_at)"
                 + " VALUES ('" + id + "', '" + job + "', 'fake-a', '" + state + "', 'rk-" + id
@@ -357,6 +408,14 @@ class CheckerTest {
     private void sql(String statement) throws SQLException {
         try (Statement s = db.createStatement()) {
             s.execute(statement);
+        }
+    }
+
+    private String text(String query) throws SQLException {
+        try (Statement s = db.createStatement();
+                var rs = s.executeQuery(query)) {
+            rs.next();
+            return rs.getString(1);
         }
     }
 }
