@@ -114,6 +114,21 @@ public class ProviderGate implements AnnouncedLimits {
         });
     }
 
+    /**
+     * In the claim's transaction: the attempt took the probe and will not call (its claim was refused
+     * for the owner's budget, or found claimed or answered already). The breaker is open again with
+     * its time up, so the next round announces another held attempt for the probe.
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public void giveBackProbe(String provider, UUID attemptId) {
+        em.createNativeQuery("UPDATE provider_health SET state = 'open', retry_at = statement_timestamp(),"
+                        + " probe_attempt_id = NULL, probe_claimed_at = NULL, updated_at = statement_timestamp()"
+                        + " WHERE provider = ?1 AND state = 'half_open' AND probe_attempt_id = ?2")
+                .setParameter(1, provider)
+                .setParameter(2, attemptId)
+                .executeUpdate();
+    }
+
     private boolean takeProbe(Connection connection, String provider, UUID attemptId) throws SQLException {
         try (PreparedStatement take = connection.prepareStatement("UPDATE provider_health"
                 + " SET state = 'half_open', probe_attempt_id = ?, probe_claimed_at = statement_timestamp(),"

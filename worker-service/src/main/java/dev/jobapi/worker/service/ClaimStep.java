@@ -153,55 +153,80 @@ public class ClaimStep {
                 return Decision.NOTHING;
             }
             boolean probe = ((ProviderGate.Call) verdict).probe();
-            String prompt = prompt(job);
-            WorkerConfig.Provider settings = config.provider().get(attempt.provider());
-            SpendBudgets.Reservation reservation = spend.reserve(
-                    job.ownerId(),
-                    attempt.provider(),
-                    settings == null ? "" : settings.model(),
-                    prompt.getBytes(StandardCharsets.UTF_8).length + MESSAGE_FRAMING_TOKENS,
-                    settings == null ? 0 : settings.maxTokens(),
-                    step.now());
-            if (reservation instanceof SpendBudgets.Refused refused) {
-                refuseForSpend(step, refused.reason());
-                return Decision.NOTHING;
+            Decision decision = reserveAndClaim(step, probe);
+            if (probe && decision.next() != Next.CALL) {
+                // The probe's call will not go from this delivery: given back, so the next held attempt
+                // probes at once. Kept, it held every call to the provider, every owner's, for the probe
+                // timeout (5 min): in chaos run 15 one owner's spent budget refused each probe's claim.
+                gate.giveBackProbe(attempt.provider(), attempt.id());
             }
-            if (reservation instanceof SpendBudgets.Unpriced unpriced) {
-                refuseForSpend(step, unpriced.reason());
-                return Decision.NOTHING;
-            }
-            SpendBudgets.Reserved reserved = (SpendBudgets.Reserved) reservation;
-            // The claim refuses an attempt with a stored answer, so the free attempt of the common case
-            // is claimed without a read of its generation first.
-            if (work.claim(attempt.id(), workerId, step.now(), config.worker().lease(), reserved)) {
-                job.start(step.now());
+            return decision;
+        }
+        return afterAnotherClaim(step);
+    }
+
+    /**
+     * The gate let the call go: reserves its most expensive outcome in the owner's money budgets and
+     * claims the attempt, or refuses it for the budget, or finds another worker's claim.
+     */
+    private Decision reserveAndClaim(Loaded step, boolean probe) {
+        Attempt attempt = step.attempt();
+        Job job = step.job();
+        String prompt = prompt(job);
+        WorkerConfig.Provider settings = config.provider().get(attempt.provider());
+        SpendBudgets.Reservation reservation = spend.reserve(
+                job.ownerId(),
+                attempt.provider(),
+                settings == null ? "" : settings.model(),
+                prompt.getBytes(StandardCharsets.UTF_8).length + MESSAGE_FRAMING_TOKENS,
+                settings == null ? 0 : settings.maxTokens(),
+                step.now());
+        if (reservation instanceof SpendBudgets.Refused refused) {
+            refuseForSpend(step, refused.reason());
+            return Decision.NOTHING;
+        }
+        if (reservation instanceof SpendBudgets.Unpriced unpriced) {
+            refuseForSpend(step, unpriced.reason());
+            return Decision.NOTHING;
+        }
+        SpendBudgets.Reserved reserved = (SpendBudgets.Reserved) reservation;
+        // The claim refuses an attempt with a stored answer, so the free attempt of the common case
+        // is claimed without a read of its generation first.
+        if (work.claim(attempt.id(), workerId, step.now(), config.worker().lease(), reserved)) {
+            job.start(step.now());
+            events.record(
+                    job.id(),
+                    attempt.id(),
+                    JobEventKind.ATTEMPT_CLAIMED,
+                    "by " + workerId + ", request sent at " + step.now()
+                            + (probe ? ", the probe of " + attempt.provider() + "'s circuit breaker" : "")
+                            + (reserved.amountUsd() == null
+                                    ? ""
+                                    : ", " + reserved.amountUsd().toPlainString() + " USD reserved"));
+            for (SpendBudgets.Standing window : reserved.pastSoftThreshold()) {
                 events.record(
                         job.id(),
                         attempt.id(),
-                        JobEventKind.ATTEMPT_CLAIMED,
-                        "by " + workerId + ", request sent at " + step.now()
-                                + (probe ? ", the probe of " + attempt.provider() + "'s circuit breaker" : "")
-                                + (reserved.amountUsd() == null
-                                        ? ""
-                                        : ", " + reserved.amountUsd().toPlainString() + " USD reserved"));
-                for (SpendBudgets.Standing window : reserved.pastSoftThreshold()) {
-                    events.record(
-                            job.id(),
-                            attempt.id(),
-                            JobEventKind.BUDGET_THRESHOLD,
-                            String.format(
-                                    "owner %s's %s budget past %d%%: %s USD spent, %s USD reserved of %s USD",
-                                    job.ownerId(),
-                                    window.period().wireName(),
-                                    window.softPercent(),
-                                    window.spentUsd().toPlainString(),
-                                    window.reservedUsd().toPlainString(),
-                                    window.limitUsd().toPlainString()));
-                }
-                return new Decision(Next.CALL, request(step, prompt));
+                        JobEventKind.BUDGET_THRESHOLD,
+                        String.format(
+                                "owner %s's %s budget past %d%%: %s USD spent, %s USD reserved of %s USD",
+                                job.ownerId(),
+                                window.period().wireName(),
+                                window.softPercent(),
+                                window.spentUsd().toPlainString(),
+                                window.reservedUsd().toPlainString(),
+                                window.limitUsd().toPlainString()));
             }
-            spend.release(job.ownerId(), reserved);
+            return new Decision(Next.CALL, request(step, prompt));
         }
+        spend.release(job.ownerId(), reserved);
+        return afterAnotherClaim(step);
+    }
+
+    /** The attempt was claimed before this delivery (or just now, by another worker): what is left to do. */
+    private Decision afterAnotherClaim(Loaded step) {
+        Attempt attempt = step.attempt();
+        Job job = step.job();
         if (attempts.generation(attempt.id()).isPresent()) {
             return Decision.of(Next.ELECT);
         }
