@@ -116,6 +116,31 @@ class ProviderGateTest extends WorkerTestSupport {
     }
 
     /**
+     * A half-open breaker's probe that the provider declines with a {@code retry-after} brings no
+     * verdict: the probe is given back, and once the limit ends a held attempt probes again and its
+     * success closes the breaker. Kept, the breaker stayed half open until the probe timeout (5 min).
+     */
+    @Test
+    void aProbeHeldByARetryAfterProbesAgainWhenTheLimitEnds() {
+        fake().addScript(Script.of("limited probe", Step.failing(429).withHeader("retry-after", "2"), Step.ok()));
+        execute("INSERT INTO provider_health (provider, state, window_started_at, opened_at, retry_at, last_fault,"
+                + " updated_at) VALUES ('fake-a', 'open', now(), now(), now(), 'test outage', now())");
+        UUID limitedJob = aJob("limited probe");
+        UUID limited = aStartingAttempt(limitedJob, "fake-a"); // the oldest held: the first probe
+        UUID nextJob = aJob("after the probe was limited");
+        aStartingAttempt(nextJob, "fake-a");
+
+        await().atMost(PATIENCE).until(() -> {
+            relayOutbox();
+            return "completed".equals(jobState(limitedJob)) && "completed".equals(jobState(nextJob));
+        });
+        assertThat(events(limited, "attempt.held")).isGreaterThanOrEqualTo(1);
+        assertThat(requestsMatching("limited probe")).hasSize(2); // the 429, then the probe again
+        assertThat(requestsMatching("after the probe was limited")).hasSize(1);
+        assertThat(breaker("fake-a")).isEqualTo("closed");
+    }
+
+    /**
      * A provider that declines with a {@code retry-after} holds its attempt (handed back unclaimed,
      * its money reservation released) and every other call until the time is up; then all go on.
      */

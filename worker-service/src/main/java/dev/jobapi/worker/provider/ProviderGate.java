@@ -115,11 +115,13 @@ public class ProviderGate implements AnnouncedLimits {
     }
 
     /**
-     * In the claim's transaction: the attempt took the probe and will not call (its claim was refused
-     * for the owner's budget, or found claimed or answered already). The breaker is open again with
-     * its time up, so the next round announces another held attempt for the probe.
+     * The attempt took the probe and brought no verdict on the provider's health: its claim did not
+     * call (refused for the owner's budget, or found claimed or answered already; in the claim's
+     * transaction), or the provider held its call with an announced limit (after the call). The
+     * breaker is open again with its time up, so the next round, once no announced limit holds the
+     * calls, announces another held attempt for the probe.
      */
-    @Transactional(Transactional.TxType.MANDATORY)
+    @Transactional
     public void giveBackProbe(String provider, UUID attemptId) {
         em.createNativeQuery("UPDATE provider_health SET state = 'open', retry_at = statement_timestamp(),"
                         + " probe_attempt_id = NULL, probe_claimed_at = NULL, updated_at = statement_timestamp()"

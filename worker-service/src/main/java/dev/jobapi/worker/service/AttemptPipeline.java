@@ -175,10 +175,14 @@ public class AttemptPipeline {
      * answer is recorded. Advice only: a count the database refuses is lost, nothing else.
      */
     private void countForHealth(String provider, UUID attemptId, ProviderOutcome outcome) {
-        if (outcome instanceof ProviderOutcome.Held) {
-            return; // the provider answered and asked to wait; its announced limit holds the calls
-        }
         try {
+            if (outcome instanceof ProviderOutcome.Held) {
+                // The provider answered and asked to wait: its announced limit holds the calls, and a
+                // probe it held probes again when the limit ends (kept, the breaker stayed half open
+                // until the probe timeout).
+                gate.giveBackProbe(provider, attemptId);
+                return;
+            }
             gate.count(provider, attemptId, outcome.fault());
         } catch (RuntimeException notCounted) {
             LOG.warnf("Provider %s's call for attempt %s was not counted: %s", provider, attemptId, notCounted);
