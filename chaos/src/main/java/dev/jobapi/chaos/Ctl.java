@@ -171,9 +171,9 @@ class Ctl {
         return Facts.lastLine(run("pg-resume", node));
     }
 
-    /** SIGKILL of the primary (a stopped one included) and all its processes. */
-    String killPrimary() {
-        return Facts.lastLine(run("pg-kill-primary"));
+    /** SIGKILL of PostgreSQL node {@code node} (as {@link #pauseDatabase} named it) and all its processes. */
+    String killDatabase(String node) {
+        return Facts.lastLine(run("pg-kill", node));
     }
 
     /** Promotes the standby; its answer says how long the promotion took. */

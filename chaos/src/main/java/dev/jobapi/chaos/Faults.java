@@ -497,7 +497,7 @@ final class Faults {
                 0,
                 secs * 1_000L - Duration.between(primaryStopped, Instant.now()).toMillis()));
         Instant killing = Instant.now();
-        String killed = ctl.killPrimary();
+        String killed = ctl.killDatabase(primary.split("\\s+")[1]);
         Instant killedAt = Instant.now();
         String promoted = ctl.promoteStandby();
         Instant promotedAt = Instant.now();
