@@ -153,9 +153,9 @@ final class Drain {
 
     /**
      * Jobs whose every attempt failed or lost wait in review for their owner: ask for the fallback, as
-     * a user would. Not a job whose patch the target refused (another attempt is refused the same way),
-     * and never a job left accepted or running with nothing open: that is stranded, and invariant 6
-     * names it.
+     * a user would. Not a job whose patch the target refused or whose owner's budget refused its claim
+     * (another attempt is refused the same way), and never a job left accepted or running with nothing
+     * open: that is stranded, and invariant 6 names it.
      */
     /** @return how many fallbacks this round asked for */
     private int followUpStalledJobs(Connection db) throws SQLException, InterruptedException {
@@ -165,7 +165,11 @@ final class Drain {
                 + " AND NOT EXISTS (SELECT 1 FROM attempt a"
                 + " WHERE a.job_id = j.id AND a.state = ANY(?))"
                 + " AND NOT EXISTS (SELECT 1 FROM attempt a"
-                + " WHERE a.job_id = j.id AND a.reason LIKE 'apply refused by the target%')")) {
+                + " WHERE a.job_id = j.id AND a.reason LIKE 'apply refused by the target%')"
+                // Nor one its owner's money budget refused (SpendBudget): another attempt is refused
+                // the same way, and asking for it every round kept the drain from ever being quiet.
+                + " AND NOT EXISTS (SELECT 1 FROM attempt a"
+                + " WHERE a.job_id = j.id AND a.reason LIKE '%budget%no request sent')")) {
             // Open attempts may still bring a result, and a succeeded one is the job's: no fallback for either.
             statement.setArray(1, db.createArrayOf("text", States.OPEN_OR_SUCCEEDED_ATTEMPTS));
             try (ResultSet rs = statement.executeQuery()) {
