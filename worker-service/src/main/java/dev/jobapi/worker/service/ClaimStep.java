@@ -147,17 +147,26 @@ public class ClaimStep {
                 hold(step, "provider " + attempt.provider() + " is paused by an operator");
                 return Decision.NOTHING;
             }
+            // The budget first: an attempt its owner cannot pay for fails now, whatever the gate says,
+            // and never takes a half-open breaker's probe from an attempt that would call. Behind the
+            // gate, an open breaker held such attempts and the probe passed to one of them per round:
+            // CI's SpendBudgetTest waited 190 rounds.
+            String prompt = prompt(job);
+            SpendBudgets.Reserved reserved = reserve(step, prompt);
+            if (reserved == null) {
+                return Decision.NOTHING;
+            }
             ProviderGate.Verdict verdict = gate.verdict(attempt.provider(), attempt.id());
             if (verdict instanceof ProviderGate.Held held) {
+                spend.release(job.ownerId(), reserved);
                 hold(step, held.reason());
                 return Decision.NOTHING;
             }
             boolean probe = ((ProviderGate.Call) verdict).probe();
-            Decision decision = reserveAndClaim(step, probe);
+            Decision decision = claim(step, prompt, reserved, probe);
             if (probe && decision.next() != Next.CALL) {
-                // The probe's call will not go from this delivery: given back, so the next held attempt
-                // probes at once. Kept, it held every call to the provider, every owner's, for the probe
-                // timeout (5 min): in chaos run 15 one owner's spent budget refused each probe's claim.
+                // Another worker's claim came first: the probe is given back, so a held attempt probes
+                // at the next round. Kept, it held every call to the provider for the probe timeout.
                 gate.giveBackProbe(attempt.provider(), attempt.id());
             }
             return decision;
@@ -166,13 +175,12 @@ public class ClaimStep {
     }
 
     /**
-     * The gate let the call go: reserves its most expensive outcome in the owner's money budgets and
-     * claims the attempt, or refuses it for the budget, or finds another worker's claim.
+     * Reserves the call's most expensive outcome in the owner's money budgets (rule 20), or refuses
+     * the attempt for them: null then, the attempt failed without a request.
      */
-    private Decision reserveAndClaim(Loaded step, boolean probe) {
+    private SpendBudgets.Reserved reserve(Loaded step, String prompt) {
         Attempt attempt = step.attempt();
         Job job = step.job();
-        String prompt = prompt(job);
         WorkerConfig.Provider settings = config.provider().get(attempt.provider());
         SpendBudgets.Reservation reservation = spend.reserve(
                 job.ownerId(),
@@ -183,13 +191,19 @@ public class ClaimStep {
                 step.now());
         if (reservation instanceof SpendBudgets.Refused refused) {
             refuseForSpend(step, refused.reason());
-            return Decision.NOTHING;
+            return null;
         }
         if (reservation instanceof SpendBudgets.Unpriced unpriced) {
             refuseForSpend(step, unpriced.reason());
-            return Decision.NOTHING;
+            return null;
         }
-        SpendBudgets.Reserved reserved = (SpendBudgets.Reserved) reservation;
+        return (SpendBudgets.Reserved) reservation;
+    }
+
+    /** The gate let the call go: claims the attempt with its reservation, or finds another worker's claim. */
+    private Decision claim(Loaded step, String prompt, SpendBudgets.Reserved reserved, boolean probe) {
+        Attempt attempt = step.attempt();
+        Job job = step.job();
         // The claim refuses an attempt with a stored answer, so the free attempt of the common case
         // is claimed without a read of its generation first.
         if (work.claim(attempt.id(), workerId, step.now(), config.worker().lease(), reserved)) {
