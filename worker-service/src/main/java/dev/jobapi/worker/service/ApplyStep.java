@@ -86,6 +86,11 @@ public class ApplyStep {
         if (!attempt.id().equals(job.winningAttemptId()) || job.state().isTerminal()) {
             return null;
         }
+        // The reservation is a row of its own, which no version of the job guards: the lock checks the
+        // job's version, so a delivery that loaded the winner before another delivery's refused apply
+        // released it runs again and reserves nothing (CI's soak at 7fbe095: a pending apply was left
+        // to an attempt that no longer won).
+        step.lockJob();
         byte[] patch = step.storedPatch()
                 .orElseGet(() -> attempts.generation(attempt.id()).orElseThrow().patch());
         ApplyTarget target = new ApplyTarget(job.id(), attempt.id(), baseRef(job));
@@ -162,6 +167,7 @@ public class ApplyStep {
         if (!step.attempt().id().equals(job.winningAttemptId()) || job.state().isTerminal()) {
             return null;
         }
+        step.lockJob(); // the backoff is written past the job's version, as the reservation is
         var sweep = config.reconciler();
         int failures = work.deferApply(job.id(), sweep.interval(), sweep.applyRetryMax());
         LOG.warnf(
