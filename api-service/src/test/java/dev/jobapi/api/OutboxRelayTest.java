@@ -51,6 +51,41 @@ class OutboxRelayTest extends ApiTestSupport {
     }
 
     /**
+     * Issue 32, a fair share per owner: with the work queue at its share ({@code
+     * jobapi.outbox.queue-ahead}), the rest of one owner's backlog waits in the outbox, and another
+     * owner's next job goes out at the next turn, ahead of that backlog. Published in the outbox's
+     * order, bob's job waited behind all of alice's.
+     */
+    @Test
+    void anotherOwnersJobGoesOutAheadOfABacklogWaitingInTheOutbox() {
+        int queueAhead = ConfigProvider.getConfig().getValue("jobapi.outbox.queue-ahead", Integer.class);
+        int backlog = 2 * queueAhead + 8;
+        for (int i = 0; i < backlog; i++) {
+            createJob(Tokens.user("alice"), "backlog-" + i, JOB_BODY).then().statusCode(201);
+        }
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> TestBroker.depth(broker, AttemptTopology.QUEUE) == queueAhead);
+        String bobsJob = createJob(Tokens.user("bob"), "bob-1", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        await().during(Duration.ofMillis(500))
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NULL") == backlog - queueAhead + 1);
+
+        TestBroker.drain(broker, AttemptTopology.QUEUE); // the workers take what was waiting
+        await().atMost(Duration.ofSeconds(10))
+                .until(() ->
+                        count("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL AND job_id = '" + bobsJob + "'")
+                                == 1);
+        assertThat(count("SELECT count(*) FROM outbox WHERE sent_at IS NULL AND owner_id = 'alice'"))
+                .as("alice's backlog still waits behind bob's job")
+                .isPositive();
+        assertThat(TestBroker.depth(broker, AttemptTopology.QUEUE)).isEqualTo(queueAhead);
+    }
+
+    /**
      * A publish the broker nacks is not sent: node losses and leader elections are when nacks
      * happen. A second queue bound to the work queue's routing key refuses every message
      * ({@code x-max-length} 0, {@code reject-publish}), so each publish of the row is routed to the
@@ -177,8 +212,10 @@ class OutboxRelayTest extends ApiTestSupport {
             createJob(Tokens.user("alice"), "k-refused", JOB_BODY).then().statusCode(201);
             execute("INSERT INTO outbox (attempt_id, job_id, created_at)"
                     + " SELECT attempt_id, job_id, now() FROM outbox, generate_series(1, 150)");
+            // A round takes at most the room in the work queue (jobapi.outbox.queue-ahead, 32 here).
+            int queueAhead = ConfigProvider.getConfig().getValue("jobapi.outbox.queue-ahead", Integer.class);
             await().atMost(Duration.ofSeconds(10))
-                    .until(() -> count("SELECT count(*) FROM outbox WHERE publish_attempts > 0") >= 100);
+                    .until(() -> count("SELECT count(*) FROM outbox WHERE publish_attempts > 0") >= queueAhead);
             long before = count("SELECT max(publish_attempts) FROM outbox");
             // 200 ms doubling: a handful of tries in 3 s, where a loop without a pause makes hundreds.
             await().during(Duration.ofSeconds(3))

@@ -184,6 +184,20 @@ public interface JobApiConfig {
         /** How long to wait for a broker confirm before the round gives up and retries the row later. */
         @WithDefault("10s")
         Duration confirmTimeout();
+
+        /**
+         * Messages the relay lets wait ready in the work queue. Past that, unsent rows wait in the
+         * outbox, where each round takes the owners in turn: one owner's backlog delays another
+         * owner's next job by at most this many messages and those the workers hold prefetched.
+         * Small, so a newcomer's job is near the front; enough that the relay, looking again every
+         * {@link #queueRecheck()}, keeps the workers busy.
+         */
+        @WithDefault("32")
+        int queueAhead();
+
+        /** How soon the relay looks at the work queue again while rows wait for room in it. */
+        @WithDefault("100ms")
+        Duration queueRecheck();
     }
 
     /**

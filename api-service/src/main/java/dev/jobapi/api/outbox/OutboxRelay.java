@@ -4,6 +4,7 @@ import dev.jobapi.api.config.JobApiConfig;
 import dev.jobapi.common.health.LoopHeartbeats;
 import dev.jobapi.common.message.AttemptMessage;
 import dev.jobapi.common.message.AttemptTopology;
+import dev.jobapi.common.message.BrokerConnection;
 import dev.jobapi.common.message.ConfirmedPublisher;
 import dev.jobapi.common.message.OutboxWritten;
 import dev.jobapi.common.tracing.TraceAttributes;
@@ -34,6 +35,11 @@ import org.jboss.logging.Logger;
  * unlocked and taken by another), publishes them mandatory, waits for the broker's confirms and
  * marks them sent only when every one was routed to a queue. A crash between confirm and commit
  * publishes a row twice, which the worker treats like any redelivery.
+ *
+ * <p>The owners share the workers fairly (issue 32): the relay keeps at most {@code
+ * jobapi.outbox.queue-ahead} messages ready in the work queue, and takes the unsent rows owner by
+ * owner in turn, each owner's oldest first, so one owner's backlog waits in the outbox rather than
+ * in front of everyone else's next job.
  */
 // Kept on a thread of its own rather than @Scheduled, unlike the other loops, for two
 // things the scheduler cannot express. A commit that wrote outbox rows wakes the relay at once (OutboxWritten), so a
@@ -56,7 +62,24 @@ public class OutboxRelay {
     /** The longest pause between two tries of a batch the broker keeps refusing. */
     private static final Duration LONGEST_BACKOFF = Duration.ofSeconds(10);
 
+    /**
+     * The relay's next rows: the owners with unsent rows (a skip scan of {@code
+     * outbox_unsent_by_owner}), each one's oldest rows numbered as its turns, taken turn by turn.
+     */
+    private static final String NEXT_ROWS_IN_TURN = "WITH RECURSIVE owners (owner_id) AS ("
+            + " (SELECT owner_id FROM outbox WHERE sent_at IS NULL ORDER BY owner_id LIMIT 1)"
+            + " UNION ALL SELECT (SELECT o.owner_id FROM outbox o WHERE o.sent_at IS NULL"
+            + " AND o.owner_id > owners.owner_id ORDER BY o.owner_id LIMIT 1)"
+            + " FROM owners WHERE owners.owner_id IS NOT NULL),"
+            + " turns AS (SELECT oldest.id, row_number() OVER (PARTITION BY owners.owner_id ORDER BY oldest.id) AS turn"
+            + " FROM owners CROSS JOIN LATERAL (SELECT o.id FROM outbox o WHERE o.sent_at IS NULL"
+            + " AND o.owner_id = owners.owner_id ORDER BY o.id LIMIT ?1) oldest)"
+            + " SELECT o.id, o.attempt_id, o.job_id, o.traceparent, o.tracestate, o.request_id"
+            + " FROM outbox o JOIN turns t ON t.id = o.id"
+            + " ORDER BY t.turn, o.id LIMIT ?1 FOR UPDATE OF o SKIP LOCKED";
+
     private final ConfirmedPublisher publisher;
+    private final BrokerConnection broker;
     private final EntityManager em;
     private final JobApiConfig config;
     private final Clock clock;
@@ -68,12 +91,14 @@ public class OutboxRelay {
 
     OutboxRelay(
             ConfirmedPublisher publisher,
+            BrokerConnection broker,
             EntityManager em,
             JobApiConfig config,
             Clock clock,
             LoopHeartbeats heartbeats,
             Tracing tracing) {
         this.publisher = publisher;
+        this.broker = broker;
         this.tracing = tracing;
         this.heartbeats = heartbeats;
         this.em = em;
@@ -133,7 +158,11 @@ public class OutboxRelay {
                     heartbeats.beat(LOOP);
                 } while (running && batch == Batch.FULL);
                 backoff = batch == Batch.NOT_SENT ? nextBackoff(backoff) : Duration.ZERO;
-                Duration pause = backoff.isZero() ? config.outbox().pollInterval() : backoff;
+                Duration pause = !backoff.isZero()
+                        ? backoff
+                        : batch == Batch.QUEUE_FULL
+                                ? config.outbox().queueRecheck()
+                                : config.outbox().pollInterval();
                 wakeups.tryAcquire(pause.toMillis(), TimeUnit.MILLISECONDS);
                 wakeups.drainPermits();
             } catch (InterruptedException e) {
@@ -159,6 +188,8 @@ public class OutboxRelay {
         DONE,
         /** A whole batch was sent: more rows may be waiting. */
         FULL,
+        /** The work queue holds its share of ready messages: rows may wait for room in it. */
+        QUEUE_FULL,
         /** The broker did not take the batch; its rows stay unsent for a later round. */
         NOT_SENT
     }
@@ -169,13 +200,15 @@ public class OutboxRelay {
      * unsent for a later round (a second message is harmless: the worker's claim is conditional).
      */
     Batch relayOneBatch() {
+        int room = roomInTheWorkQueue();
+        if (room == 0) {
+            return Batch.QUEUE_FULL;
+        }
+        int take = Math.min(room, config.outbox().batchSize());
         return QuarkusTransaction.requiringNew().call(() -> {
             @SuppressWarnings("unchecked")
-            List<Object[]> rows = em.createNativeQuery(
-                            "SELECT id, attempt_id, job_id, traceparent, tracestate, request_id FROM outbox"
-                                    + " WHERE sent_at IS NULL"
-                                    + " ORDER BY id LIMIT ?1 FOR UPDATE SKIP LOCKED")
-                    .setParameter(1, config.outbox().batchSize())
+            List<Object[]> rows = em.createNativeQuery(NEXT_ROWS_IN_TURN)
+                    .setParameter(1, take)
                     .getResultList();
             if (rows.isEmpty()) {
                 return Batch.DONE;
@@ -204,8 +237,26 @@ public class OutboxRelay {
                     .setParameter(1, clock.instant())
                     .setParameter(2, ids)
                     .executeUpdate();
-            return rows.size() == config.outbox().batchSize() ? Batch.FULL : Batch.DONE;
+            if (rows.size() < take) {
+                return Batch.DONE;
+            }
+            return take == config.outbox().batchSize() ? Batch.FULL : Batch.QUEUE_FULL;
         });
+    }
+
+    /**
+     * How many more messages may wait ready in the work queue. A depth that cannot be read (the
+     * broker away) leaves room for a batch: its publish fails, and is recorded, as it always did.
+     */
+    private int roomInTheWorkQueue() {
+        long ready;
+        try {
+            ready = broker.withChannel(channel ->
+                    (long) channel.queueDeclarePassive(AttemptTopology.QUEUE).getMessageCount());
+        } catch (RuntimeException unknown) {
+            return config.outbox().batchSize();
+        }
+        return (int) Math.max(0, config.outbox().queueAhead() - ready);
     }
 
     /** The producer span of one row's publish: a child of the trace the row kept. */

@@ -1,5 +1,6 @@
 package dev.jobapi.api.service;
 
+import dev.jobapi.api.config.JobApiConfig;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.budget.DailyBudgets;
 import dev.jobapi.common.health.BackgroundLoops;
@@ -49,6 +50,7 @@ public class ApiMetrics {
     private final AtomicLong unknownAttemptsOpen = new AtomicLong();
     private final AtomicLong dlqDepth = new AtomicLong();
     private final AtomicLong outboxLagSeconds = new AtomicLong();
+    private final int queueAhead;
     private final AtomicLong quarantinedAttemptsOpen = new AtomicLong();
     private final AtomicLong oldestUnknownAgeSeconds = new AtomicLong();
     private final AtomicLong providersGateShut = new AtomicLong();
@@ -66,8 +68,10 @@ public class ApiMetrics {
             EntityManager em,
             DeadLetterQueue deadLetters,
             BrokerConnection broker,
-            DailyBudgets budgets) {
+            DailyBudgets budgets,
+            JobApiConfig config) {
         this.em = em;
+        this.queueAhead = config.outbox().queueAhead();
         this.deadLetters = deadLetters;
         this.broker = broker;
         this.budgets = budgets;
@@ -96,7 +100,7 @@ public class ApiMetrics {
         gauge(
                 registry,
                 "jobapi.outbox.lag.seconds",
-                "Age of the oldest outbox row not yet published to RabbitMQ",
+                "Age of the oldest outbox row not yet published to RabbitMQ while the work queue has room for it",
                 outboxLagSeconds);
         gauge(
                 registry,
@@ -148,8 +152,15 @@ public class ApiMetrics {
             // how background readers deadlock with schema changes and bulk deletes.
             // Quarantined attempts are unknown ones held for an operator, as the API shows them: counted here too.
             unknownAttemptsOpen.set(scalar("SELECT count(*) FROM attempt WHERE state = ANY(?1)", AWAITING_OPERATOR));
-            outboxLagSeconds.set(scalar("SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)"
-                    + " FROM outbox WHERE sent_at IS NULL"));
+            long ready = readyInTheWorkQueue();
+            // With the work queue at its share (jobapi.outbox.queue-ahead), unsent rows wait their
+            // owner's turn: a backlog the queue depth shows, not a relay that stopped. With the broker
+            // away (depth unknown) the lag counts, as the publishes fail.
+            outboxLagSeconds.set(
+                    ready >= queueAhead
+                            ? 0
+                            : scalar("SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)"
+                                    + " FROM outbox WHERE sent_at IS NULL"));
             dlqDepth.set(deadLetters.depth());
             quarantinedAttemptsOpen.set(scalar("SELECT count(*) FROM attempt WHERE state = 'quarantined'"));
             oldestUnknownAgeSeconds.set(scalar(
@@ -158,11 +169,22 @@ public class ApiMetrics {
                     AWAITING_OPERATOR));
             providersGateShut.set(scalar("SELECT count(*) FROM provider_health"
                     + " WHERE state <> 'closed' OR limited_until > statement_timestamp()"));
-            workQueueDepth.set(broker.withChannel(channel ->
-                    (long) channel.queueDeclarePassive(AttemptTopology.QUEUE).getMessageCount()));
             highestBudgetShareSpent.set(QuarkusTransaction.requiringNew().call(budgets::highestShareSpentToday));
         } catch (RuntimeException e) {
             LOG.debugf("Metrics refresh failed: %s", e);
+        }
+    }
+
+    /** The work queue's ready messages, also kept as its gauge; -1 when the broker does not say. */
+    private long readyInTheWorkQueue() {
+        try {
+            long ready = broker.withChannel(channel ->
+                    (long) channel.queueDeclarePassive(AttemptTopology.QUEUE).getMessageCount());
+            workQueueDepth.set(ready);
+            return ready;
+        } catch (RuntimeException unknown) {
+            LOG.debugf("Work queue depth unread: %s", unknown);
+            return -1;
         }
     }
 

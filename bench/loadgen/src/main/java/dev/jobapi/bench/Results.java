@@ -35,6 +35,8 @@ import java.util.Optional;
  *   api-first-post   seconds                                  (7)
  *   worker-ready     worker ms                                (7)
  *   api-started-in   seconds (what Quarkus logged)            a note
+ *   fairness         order backlog seconds left               (8) another owner's job behind a backlog,
+ *                                                             with its goal when the relay takes turns
  * </pre>
  */
 final class Results {
@@ -285,6 +287,21 @@ final class Results {
                         "-",
                         "-",
                         "-"));
+                case "fairness" -> {
+                    boolean fair = o.text("order").equals("fair");
+                    rows.add(new Row(
+                            "8",
+                            "fair share, 1 worker: owner B's one job, submitted behind owner A's backlog,"
+                                    + " completed after (s)"
+                                    + (fair ? "" : "; the relay in the outbox's order, for reference"),
+                            o.text("backlog") + " of A's jobs waiting, " + o.text("left") + " still after",
+                            "-",
+                            o.text("seconds"),
+                            "-",
+                            "-",
+                            "-",
+                            fair ? goal("<= 2 s", number(o.text("seconds")).map(s -> s <= 2)) : "-"));
+                }
                 default -> {
                     // Steps that only make notes (relay-caught-up, api-started-in).
                 }

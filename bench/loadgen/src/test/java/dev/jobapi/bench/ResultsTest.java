@@ -51,6 +51,27 @@ class ResultsTest {
     }
 
     @Test
+    void judgesTheFairShareOnlyWhenTheRelayTakesTurns() {
+        List<String> rows = rows(
+                "fairness order=fair backlog=2000 seconds=1.42 left=1890",
+                "fairness order=fair backlog=20000 seconds=2.50 left=19800",
+                "fairness order=fifo backlog=2000 seconds=44.10 left=0");
+
+        assertEquals(
+                List.of(
+                        "| 8 | fair share, 1 worker: owner B's one job, submitted behind owner A's backlog, completed"
+                                + " after (s) | 2000 of A's jobs waiting, 1890 still after | - | 1.42 | - | - | - |"
+                                + " <= 2 s: met |",
+                        "| 8 | fair share, 1 worker: owner B's one job, submitted behind owner A's backlog, completed"
+                                + " after (s) | 20000 of A's jobs waiting, 19800 still after | - | 2.50 | - | - | - |"
+                                + " <= 2 s: MISSED |",
+                        "| 8 | fair share, 1 worker: owner B's one job, submitted behind owner A's backlog, completed"
+                                + " after (s); the relay in the outbox's order, for reference | 2000 of A's jobs"
+                                + " waiting, 0 still after | - | 44.10 | - | - | - | - |"),
+                rows);
+    }
+
+    @Test
     void aStepThatMeasuredNothingLeavesItsGoalOpen() {
         List<String> rows = rows("ceiling concurrency=16 tps=-", "fresh concurrency=16");
 
