@@ -91,7 +91,8 @@ final class Recovery {
             Duration workers,
             Duration members,
             String connections,
-            boolean connectionsBack) {}
+            boolean connectionsBack,
+            boolean connectionsLeaked) {}
 
     private final List<URI> apiManagement;
     private final List<URI> workerManagement;
@@ -369,6 +370,7 @@ final class Recovery {
         // holds two connections of one name: a replaced connection whose old one was never closed).
         String connections = "no sample";
         boolean connectionsBack = true;
+        boolean connectionsLeaked = false;
         // Compared on the last sample taken two heartbeats after the fault ended: one taken while it was still
         // closing connections, node by node, counts connections between their close and their replacement.
         Instant settledFrom = mark.ended().plus(CONNECTIONS_SETTLE);
@@ -394,6 +396,7 @@ final class Recovery {
                 if (now.containsKey(leaked)) {
                     lines.put(leaked, "two connections of one name: " + now.get(leaked));
                     connectionsBack = false;
+                    connectionsLeaked = true;
                 }
             }
             connections = lines.isEmpty() ? "none lost or leaked " + now : lines.toString();
@@ -415,7 +418,8 @@ final class Recovery {
                 workersBack,
                 membersBack,
                 connections,
-                connectionsBack);
+                connectionsBack,
+                connectionsLeaked);
     }
 
     /** Connections per process, without those of restarted processes and of processes gone (not yet dropped). */
@@ -578,7 +582,10 @@ final class Recovery {
             out.add("workers consuming again " + seconds(h.workers()) + " after: " + what + " (bound "
                     + WORKERS_BOUND.toSeconds() + " s)");
         }
-        if (h.mark().broker() && !h.connectionsBack()) {
+        // A connection lost while a database fault was under way may be one opened on use: the api's relay
+        // publishes only what the database gives it (clustered run 16: close_all_connections during a
+        // failover, api-2 and two workers at 0 until the database came back). A leak is never the database's.
+        if (h.mark().broker() && (h.connectionsLeaked() || !h.connectionsBack() && !h.databaseFaultDuring())) {
             out.add("broker connections of a process lost or leaked after: " + what + ": " + h.connections());
         }
     }

@@ -54,6 +54,7 @@ class RecoveryTest {
         assertThat(healed.members()).isEqualTo(Duration.ofSeconds(16));
         assertThat(healed.connectionsBack()).isFalse();
         assertThat(healed.connections()).contains("worker-2=two connections of one name");
+        assertThat(healed.connectionsLeaked()).isTrue();
     }
 
     /**
@@ -97,6 +98,9 @@ class RecoveryTest {
                 null);
         assertThat(lost.connectionsBack()).isFalse();
         assertThat(lost.connections()).contains("api-1=1→0");
+        assertThat(lost.connectionsLeaked())
+                .as("lost, not leaked: excused while a database fault is under way")
+                .isFalse();
     }
 
     @Test
