@@ -382,7 +382,14 @@ final class Recovery {
         if (before != null && !settled.isEmpty()) {
             Facts.Watch last = settled.get(settled.size() - 1).watch();
             Map<String, Integer> was = runningThroughout(before.watch().connectionsPerService(), restarted);
-            Map<String, Integer> now = runningThroughout(last.connectionsPerService(), restarted);
+            // A connection lost stays lost: it must be missing from the last two samples. One listing can miss
+            // a node's connections (rabbitmqctl list_connections while a restarted node boots; clustered run
+            // 16: api-2 at 0 in the last sample while its log shows it subscribed again 2 s after the kill).
+            Map<String, Integer> now = new LinkedHashMap<>(runningThroughout(last.connectionsPerService(), restarted));
+            if (settled.size() >= 2) {
+                runningThroughout(settled.get(settled.size() - 2).watch().connectionsPerService(), restarted)
+                        .forEach((service, count) -> now.merge(service, count, Math::max));
+            }
             Map<String, String> lines = new LinkedHashMap<>();
             for (String service : was.keySet()) {
                 int a = was.get(service);

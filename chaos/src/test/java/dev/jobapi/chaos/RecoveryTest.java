@@ -103,6 +103,31 @@ class RecoveryTest {
                 .isFalse();
     }
 
+    /** A connection missing from one listing only is a listing that missed it, not a connection lost. */
+    @Test
+    void aConnectionMissingFromTheLastListingAloneIsNotLost() {
+        Recovery.Mark kill = new Recovery.Mark("leader kill", at(10), at(10), true, true);
+        String w1 = "worker-1 chaos-c1@localhost jobapi-attempt-consumer";
+        String a2 = "api-2 chaos-c2@localhost jobapi-broker-connection";
+        Recovery.Healed missedOnce = Recovery.healed(
+                kill,
+                List.of(),
+                List.of(sample(8, 1, 3, w1, a2), sample(22, 1, 3, w1, a2), sample(26, 1, 3, w1)),
+                List.of(),
+                Set.of(),
+                null);
+        assertThat(missedOnce.connectionsBack()).isTrue();
+        Recovery.Healed lostTwice = Recovery.healed(
+                kill,
+                List.of(),
+                List.of(sample(8, 1, 3, w1, a2), sample(22, 1, 3, w1), sample(26, 1, 3, w1)),
+                List.of(),
+                Set.of(),
+                null);
+        assertThat(lostTwice.connectionsBack()).isFalse();
+        assertThat(lostTwice.connections()).contains("api-2=1→0");
+    }
+
     @Test
     void aFaultNothingNoticedHealedAtOnceAndOneNeverHealedSaysSo() {
         Recovery.Mark close = new Recovery.Mark("close", at(10), at(10), true, false);
