@@ -25,7 +25,6 @@ import java.util.Optional;
  *   least-pipeline   concurrency tps                          (5) vs the pipeline ceiling
  *   peer-work        workers batch + result                   (5) pg-boss work + complete
  *   naive            concurrency jobs completed seconds       (5) naive end to end, a note
- *   relay-caught-up  ms                                       a note
  *   e2e              workers concurrency jobs completed seconds max_queue connections active database
  *                                                             (5) end to end, a note per step
  *   growth-post, growth-get  size stored rate + result        (6) p99 against the first size, goal at the last
@@ -303,7 +302,7 @@ final class Results {
                             fair ? goal("<= 2 s", number(o.text("seconds")).map(s -> s <= 2)) : "-"));
                 }
                 default -> {
-                    // Steps that only make notes (relay-caught-up, api-started-in).
+                    // Steps that only make notes (api-started-in).
                 }
             }
         }
@@ -350,8 +349,6 @@ final class Results {
         for (Observation o : observations) {
             switch (o.step()) {
                 case "naive" -> notes.add("- (5) naive: " + o.text("jobs") + " jobs in " + o.text("seconds") + " s");
-                case "relay-caught-up" -> notes.add("- (5) the outbox relay caught up with the intake steps "
-                        + o.text("ms") + " ms after they ended");
                 case "e2e" -> {
                     String workers = o.text("workers");
                     String connections = o.text("connections").equals("-")
