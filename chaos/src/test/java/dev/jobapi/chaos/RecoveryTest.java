@@ -226,6 +226,24 @@ class RecoveryTest {
     }
 
     @Test
+    void aFaultHitWhileAnEarlierBrokerFaultWasStillActingIsNotMeasured() {
+        Recovery.Mark closing = new Recovery.Mark("close_all_connections", at(0), at(30), true, false);
+        Recovery.Mark kill = new Recovery.Mark("leader kill", at(4), at(24), true, true);
+        Recovery.Mark terminate = new Recovery.Mark("pg_terminate_backend", at(40), at(41), false, false);
+        List<Recovery.Mark> sorted = List.of(closing, kill, terminate);
+
+        assertThat(Recovery.interruption(sorted, 0)).isEqualTo(at(4));
+        assertThat(Recovery.interruption(sorted, 1))
+                .as("the close was still under way")
+                .isEqualTo(at(4));
+        assertThat(Recovery.interruption(sorted, 2)).isNull();
+
+        Recovery.Mark quickClose = new Recovery.Mark("close_all_connections", at(0), at(1), true, false);
+        assertThat(Recovery.interruption(List.of(quickClose, kill, terminate), 1))
+                .isEqualTo(at(40));
+    }
+
+    @Test
     void countsOnlyNotReadyTimeTheReadinessBlamesOnTheBroker() {
         String brokerDown =
                 "{\"status\":\"DOWN\",\"checks\":[{\"name\":\"rabbitmq-attempt-queue\",\"status\":\"DOWN\"},"
