@@ -22,12 +22,12 @@ INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, complet
 SELECT md5('attempt-' || g)::uuid, 'bulk-' || (g % 100), 'fake-a', 12, 34, 'provider_reported',
        timestamptz '2025-01-01 00:00:00+00' + make_interval(secs => g)
 FROM generate_series(:from, :to) g;
--- The owner by hand: with the triggers skipped, outbox_owner (V25) does not set it.
+-- The owner by hand: with the triggers skipped, owner_of_the_job (V25, V26) does not set it.
 INSERT INTO outbox (attempt_id, job_id, owner_id, created_at, sent_at, publish_attempts)
 SELECT md5('attempt-' || g)::uuid, md5('job-' || g)::uuid, 'bulk-' || (g % 100), t, t, 1
 FROM generate_series(:from, :to) g, LATERAL (SELECT timestamptz '2025-01-01 00:00:00+00' + make_interval(secs => g) AS t) c;
-INSERT INTO job_event (job_id, attempt_id, at, kind, detail)
-SELECT md5('job-' || g)::uuid, e.attempt_id, timestamptz '2025-01-01 00:00:00+00' + make_interval(secs => g), e.kind, NULL
+INSERT INTO job_event (job_id, owner_id, attempt_id, at, kind, detail)
+SELECT md5('job-' || g)::uuid, 'bulk-' || (g % 100), e.attempt_id, timestamptz '2025-01-01 00:00:00+00' + make_interval(secs => g), e.kind, NULL
 FROM generate_series(:from, :to) g,
      LATERAL (VALUES (NULL::uuid, 'job.created'), (md5('attempt-' || g)::uuid, 'job.completed')) e(attempt_id, kind);
 COMMIT;

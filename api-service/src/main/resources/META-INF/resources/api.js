@@ -87,3 +87,47 @@ function parseJson(text) {
     return undefined;
   }
 }
+
+/**
+ * Follows a Server-Sent Events stream (GET /jobs/{id}/events) with the tab's bearer token, which
+ * an EventSource cannot send. Calls onEvent({ id, event, data }) for each event (data: parsed
+ * JSON); comments (keep-alives) are skipped. Resolves with the last event id when the server ends
+ * the stream; rejects when it cannot be opened (a problem answer, no answer) or breaks. Aborting
+ * `signal` ends it.
+ */
+export async function stream(path, { lastEventId, signal, onEvent }) {
+  const sent = new Headers({ Accept: 'text/event-stream' });
+  const bearer = token();
+  if (bearer) sent.set('Authorization', `Bearer ${bearer}`);
+  if (lastEventId) sent.set('Last-Event-ID', lastEventId);
+  const response = await fetch(path, { headers: sent, signal, cache: 'no-store' });
+  if (!response.ok || !response.body) throw new Error(`the stream was answered ${response.status}`);
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let last = lastEventId;
+  let pending = '';
+  let event = { id: null, event: 'message', data: [] };
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return last;
+    pending += value;
+    const lines = pending.split('\n');
+    pending = lines.pop();
+    for (const raw of lines) {
+      const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+      if (line === '') {
+        if (event.data.length > 0) {
+          if (event.id) last = event.id;
+          onEvent({ id: event.id, event: event.event, data: parseJson(event.data.join('\n')) });
+        }
+        event = { id: null, event: 'message', data: [] };
+      } else if (!line.startsWith(':')) {
+        const colon = line.indexOf(':');
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const text = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+        if (field === 'data') event.data.push(text);
+        else if (field === 'id') event.id = text;
+        else if (field === 'event') event.event = text;
+      }
+    }
+  }
+}

@@ -13,8 +13,12 @@ import { problemElement } from './problems.js';
 
 /** The providers a job may name, the default first, as GET /me says: the page keeps no list of its own. */
 let providers = [];
-/** How often an open job is read again (ms). */
+/** How often an open job is read again (ms) when its event stream is not available. */
 const POLL_MS = 1000;
+/** Streams that failed in a row before the page polls the job for good (until another job is shown). */
+const STREAM_FAILURES = 3;
+/** A burst of events is followed by one read of the job, this long (ms) after its last event. */
+const READ_AFTER_EVENTS_MS = 150;
 /** After this many failed reads in a row the page says the connection is lost (it keeps trying). */
 const QUIET_FAILURES = 2;
 const CLOSED_STATES = new Set(['completed', 'cancelled']);
@@ -35,6 +39,9 @@ const view = {
   outputFor: null,
   timelineMissing: false,
   resumedAttempt: false,
+  stream: null,
+  lastEventId: null,
+  streamFailures: 0,
 };
 let submitsInFlight = 0;
 let jobsCursor = null;
@@ -288,6 +295,7 @@ function route() {
 
 function stopJob() {
   clearTimeout(view.timer);
+  view.stream?.abort();
   Object.assign(view, {
     jobId: null,
     generation: view.generation + 1,
@@ -297,6 +305,9 @@ function stopJob() {
     outputFor: null,
     timelineMissing: false,
     resumedAttempt: false,
+    stream: null,
+    lastEventId: null,
+    streamFailures: 0,
   });
   $('job-panel').hidden = true;
   $('job-empty').hidden = false;
@@ -312,7 +323,10 @@ function stopJob() {
 
 // ---------------------------------------------------------------- one job ---
 
-/** Reads the job after `delay` ms; while it is open, reads it again every POLL_MS. */
+/**
+ * Reads the job after `delay` ms. While it is open the page follows its event stream and reads
+ * the job again after each burst of events; when the stream is not available, every POLL_MS.
+ */
 function poll(delay) {
   clearTimeout(view.timer);
   view.timer = setTimeout(readJob, delay);
@@ -341,7 +355,52 @@ async function readJob() {
   view.failures = 0;
   clear($('job-problem'));
   renderJob(r.body);
-  if (!CLOSED_STATES.has(r.body.state)) poll(POLL_MS);
+  if (!CLOSED_STATES.has(r.body.state)) keepWatching();
+}
+
+/** Follows the open job's stream, or polls it when streams kept failing. */
+function keepWatching() {
+  if (view.streamFailures >= STREAM_FAILURES) {
+    poll(POLL_MS);
+  } else if (!view.stream) {
+    follow();
+  }
+}
+
+/**
+ * Opens the job's event stream after the last event seen. Each event schedules one read of the
+ * job; the stream's end (after the job's last event, or the server stopping) reads it once more,
+ * which follows again if the job is still open. A failed stream falls back to a read a second later.
+ */
+function follow() {
+  const { generation, jobId } = view;
+  const controller = new AbortController();
+  view.stream = controller;
+  $('job-polling').textContent = 'Live.';
+  api
+    .stream(`/jobs/${encodeURIComponent(jobId)}/events`, {
+      lastEventId: view.lastEventId,
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (generation !== view.generation) return;
+        view.lastEventId = event.id;
+        view.streamFailures = 0;
+        poll(READ_AFTER_EVENTS_MS);
+      },
+    })
+    .then(
+      () => {
+        if (generation !== view.generation) return;
+        view.stream = null;
+        poll(0);
+      },
+      () => {
+        if (generation !== view.generation || controller.signal.aborted) return;
+        view.stream = null;
+        view.streamFailures++;
+        poll(POLL_MS);
+      },
+    );
 }
 
 function renderJob(job) {
@@ -354,7 +413,7 @@ function renderJob(job) {
   state.className = `badge state-${job.state}`;
   state.dataset.state = job.state;
   const closed = CLOSED_STATES.has(job.state);
-  $('job-polling').textContent = closed ? '' : 'Updating every second.';
+  $('job-polling').textContent = closed ? '' : view.stream ? 'Live.' : 'Updating every second.';
   document.title = `Job ${job.id.slice(0, 8)} (${job.state}) · Job API`;
 
   const input = job.input || {};
@@ -572,7 +631,7 @@ async function cancelJob(job, button) {
     $('action-status').textContent = 'Job cancelled.';
     view.seq++; // a read already on its way may carry the state from before the cancel
     renderJob(r.body);
-    if (!CLOSED_STATES.has(r.body.state)) poll(POLL_MS);
+    if (!CLOSED_STATES.has(r.body.state)) keepWatching();
     else clearTimeout(view.timer);
   } else {
     $('action-status').textContent = '';

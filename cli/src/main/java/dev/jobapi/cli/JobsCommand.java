@@ -86,14 +86,31 @@ final class JobsCommand {
             return ExitCodes.OK;
         }
         for (TimelineEvent event : events) {
-            out.printf(
-                    "%s  %-24s %s  %s%n",
-                    event.at(),
-                    event.kind(),
-                    event.attemptId() == null ? "-" : event.attemptId(),
-                    event.detail() == null ? "" : event.detail());
+            printEvent(out, event.at(), event.kind(), event.attemptId(), event.detail());
         }
         return ExitCodes.OK;
+    }
+
+    @Command(
+            name = "events",
+            description = "Follow the job's events as they commit (its event stream), from the first, until the job"
+                    + " ends; a broken stream is resumed after the last event shown. -o json prints one JSON"
+                    + " object a line. Exits 0 when the job completed, 1 when it was cancelled.")
+    int events(@Parameters(paramLabel = "JOB") UUID jobId, @Mixin OutputFormat output) {
+        PrintWriter out = spec.commandLine().getOut();
+        Job done = jobctl.client(USER).follow(jobId, event -> {
+            if (output.json()) {
+                try {
+                    out.println(JobApiClient.json().writeValueAsString(event));
+                } catch (JsonProcessingException e) {
+                    throw new UncheckedIOException(e);
+                }
+            } else {
+                printEvent(out, event.at(), event.kind(), event.attemptId(), event.detail());
+            }
+            out.flush();
+        });
+        return done.state() == JobState.COMPLETED ? ExitCodes.OK : ExitCodes.UNSUCCESSFUL;
     }
 
     @Command(name = "output", description = "The winning attempt's patch.")
@@ -133,6 +150,11 @@ final class JobsCommand {
         }
         out.printf("job %s %s%n", done.id(), done.state().wireName());
         return ExitCodes.UNSUCCESSFUL;
+    }
+
+    /** One timeline event a line: when, what, the attempt (or -), the detail. */
+    private static void printEvent(PrintWriter out, Instant at, String kind, UUID attemptId, String detail) {
+        out.printf("%s  %-24s %s  %s%n", at, kind, attemptId == null ? "-" : attemptId, detail == null ? "" : detail);
     }
 
     static String progressLine(Job job, Instant start) {

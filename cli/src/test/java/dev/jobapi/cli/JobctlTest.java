@@ -341,6 +341,28 @@ class JobctlTest {
     }
 
     @Test
+    void jobsEventsPrintsEachStreamedEventAndExitsWithTheJobsEnd() throws Exception {
+        String created = "{\"cursor\":\"7-1\",\"jobId\":\"" + JOB_ID + "\",\"id\":1,\"at\":\"2026-12-04T10:00:00Z\","
+                + "\"kind\":\"job.created\",\"attemptId\":null,\"detail\":\"by alice\"}";
+        String stream = ": keep-alive\n\nid: 7-1\nevent: job.created\ndata: " + created + "\n\n";
+        String url = api(new String[] {"200", stream}, job(200, "completed", 3));
+
+        assertThat(run("jobs", "events", JOB_ID, url)).isZero();
+        assertThat(out.toString()).contains("job.created").contains("by alice");
+        assertThat(requests.get(0)).startsWith("GET /jobs/" + JOB_ID + "/events");
+
+        api.stop(0);
+        out.getBuffer().setLength(0);
+        requests.clear();
+        script.clear();
+        url = api(new String[] {"200", stream}, job(200, "cancelled", 3));
+        assertThat(run("jobs", "events", JOB_ID, "-o", "json", url)).isEqualTo(ExitCodes.UNSUCCESSFUL);
+        JsonNode line = new ObjectMapper().readTree(out.toString().strip());
+        assertThat(line.get("cursor").asText()).isEqualTo("7-1");
+        assertThat(line.get("kind").asText()).isEqualTo("job.created");
+    }
+
+    @Test
     void everyListingPrintsOneJsonDocumentWithDashOJson() throws Exception {
         String bulk = "{\"id\":\"7\",\"action\":\"dlq-replay\",\"state\":\"done\",\"total\":2,\"processed\":2,"
                 + "\"done\":2,\"skipped\":0,\"refused\":0,\"refusals\":[]}";

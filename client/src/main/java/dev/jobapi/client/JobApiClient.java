@@ -13,6 +13,8 @@ import dev.jobapi.client.model.AcceptanceRun;
 import dev.jobapi.client.model.Attempt;
 import dev.jobapi.client.model.Budget;
 import dev.jobapi.client.model.DeadLetterPage;
+import dev.jobapi.client.model.EventPage;
+import dev.jobapi.client.model.FeedEvent;
 import dev.jobapi.client.model.Job;
 import dev.jobapi.client.model.JobPage;
 import dev.jobapi.client.model.JobState;
@@ -26,12 +28,14 @@ import dev.jobapi.client.model.ReplayResult;
 import dev.jobapi.client.model.Submitted;
 import dev.jobapi.client.model.TimelineEvent;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
+import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -46,6 +50,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
@@ -259,6 +264,85 @@ public final class JobApiClient {
     /** As {@link #awaitTerminal(UUID, Duration, Consumer)}, ignoring progress. */
     public Job awaitTerminal(UUID jobId, Duration timeout) {
         return awaitTerminal(jobId, timeout, job -> {});
+    }
+
+    /**
+     * Opens the job's event stream (GET /jobs/{id}/events): its events from the first, or after
+     * {@code lastEventId} (a cursor this client was given; null for all), then each as it commits.
+     *
+     * @throws ApiProblem when the API refused the stream (404, 429 too-many-streams, ...)
+     */
+    public JobEventStream streamEvents(UUID jobId, String lastEventId) {
+        String requestId = UUID.randomUUID().toString();
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(baseUri + "/jobs/" + jobId + "/events"))
+                .header("Authorization", "Bearer " + token.get())
+                .header(REQUEST_ID, requestId)
+                .header("Accept", "text/event-stream")
+                .GET();
+        if (lastEventId != null) {
+            request.header("Last-Event-ID", lastEventId);
+        }
+        try {
+            HttpResponse<InputStream> response = http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+            if (response.statusCode() != 200) {
+                try (InputStream body = response.body()) {
+                    throw problem(
+                            new Answer(response.statusCode(), body.readAllBytes(), response.headers()), requestId);
+                }
+            }
+            return new JobEventStream(response.body(), MAPPER);
+        } catch (IOException e) {
+            throw new ApiUnreachableException(
+                    "GET /jobs/" + jobId + "/events to " + baseUri + " failed: " + e, null, requestId, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ApiUnreachableException("interrupted", null, requestId, e);
+        }
+    }
+
+    /**
+     * Follows the job's events until it ended and returns the job: {@code onEvent} sees every event
+     * once, in order. A stream that broke or ended early (the api process stopped) is opened again
+     * after the last event seen, with the retry policy's pauses between failed tries.
+     *
+     * @throws ApiUnreachableException when the stream could not be opened again within the policy
+     */
+    public Job follow(UUID jobId, Consumer<FeedEvent> onEvent) {
+        AtomicReference<String> last = new AtomicReference<>();
+        int failures = 0;
+        while (true) {
+            try (JobEventStream stream = streamEvents(jobId, last.get())) {
+                failures = 0;
+                stream.forEachRemaining(event -> {
+                    onEvent.accept(event);
+                    last.set(event.cursor());
+                });
+                Job job = job(jobId);
+                if (job.state().isTerminal()) {
+                    return job;
+                }
+            } catch (UncheckedIOException | ApiUnreachableException broken) {
+                failures++;
+                Optional<Duration> wait = retries.afterConnectionFailure(failures);
+                if (wait.isEmpty()) {
+                    throw new ApiUnreachableException(
+                            "following job " + jobId + " failed after " + failures + " tries: " + broken,
+                            null,
+                            null,
+                            broken);
+                }
+                pause(wait.get());
+            }
+        }
+    }
+
+    /** GET /events: the caller's events after {@code after} (null: from the first), at most {@code limit}. */
+    public EventPage eventsAfter(String after, int limit) {
+        StringBuilder path = new StringBuilder("/events?limit=").append(limit);
+        if (after != null) {
+            path.append("&after=").append(encode(after));
+        }
+        return read(get(path.toString()), EventPage.class);
     }
 
     // ------------------------------------------------------------ operators
@@ -489,9 +573,9 @@ public final class JobApiClient {
             Safety safety,
             Map<String, String> headers) {}
 
-    private record Answer(int status, byte[] body, HttpResponse<byte[]> response) {
+    private record Answer(int status, byte[] body, HttpHeaders headers) {
         Optional<String> header(String name) {
-            return response.headers().firstValue(name);
+            return headers.firstValue(name);
         }
     }
 
@@ -539,7 +623,7 @@ public final class JobApiClient {
                 HttpResponse<byte[]> response =
                         http.send(request(call, requestId), HttpResponse.BodyHandlers.ofByteArray());
                 int status = response.statusCode();
-                Answer answer = new Answer(status, response.body(), response);
+                Answer answer = new Answer(status, response.body(), response.headers());
                 if (status < 400) {
                     return answer;
                 }

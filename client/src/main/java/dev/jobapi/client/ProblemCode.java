@@ -47,6 +47,8 @@ public enum ProblemCode {
     SPEND_BUDGET_EXCEEDED("spend-budget-exceeded"),
     /** Too many requests with a body in flight from one address: retrying shortly can succeed. */
     TOO_MANY_UPLOADS("too-many-uploads"),
+    /** The caller holds as many open event streams as it may: retry when one of them closed. */
+    TOO_MANY_STREAMS("too-many-streams"),
     URI_TOO_LONG("uri-too-long"),
     HEADERS_TOO_LARGE("headers-too-large"),
     INTERNAL("internal"),

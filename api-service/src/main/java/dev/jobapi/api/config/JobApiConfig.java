@@ -25,6 +25,8 @@ public interface JobApiConfig {
 
     Bulk bulk();
 
+    Streams streams();
+
     /**
      * The address clients reach this API at, without a trailing slash. Problem types are absolute URIs
      * under it ({@code <base>/problems/<code>}, RFC 9457 section 3.1.1), each a page this API serves;
@@ -253,5 +255,41 @@ public interface JobApiConfig {
          */
         @WithDefault("20s")
         Duration roundBudget();
+    }
+
+    /** The events streams of jobs (GET /jobs/{id}/events, docs/design.md "Push"). */
+    interface Streams {
+        /**
+         * Streams one caller may hold open on one api process; past it, 429 too-many-streams. The page
+         * opens one per job on screen, a client one per job it waits for.
+         */
+        @WithDefault("20")
+        int perCaller();
+
+        /**
+         * Streams one api process holds open; past it, 503 server-busy (the load balancer's next try
+         * may reach another process). Each costs a connection, a little memory and a read of the
+         * job's events per reread.
+         */
+        @WithDefault("2000")
+        int perProcess();
+
+        /**
+         * How often every open stream reads its job's events even without a notice (a notice lost
+         * with a broker node, or the listener resubscribing), so a lost notice costs at most this.
+         */
+        @WithDefault("5s")
+        Duration reread();
+
+        /**
+         * A stream that sent nothing for this long sends a comment: proxies keep the connection open,
+         * and a client gone away is noticed by the failed write.
+         */
+        @WithDefault("15s")
+        Duration heartbeat();
+
+        /** The longest one event may take to reach the client's connection before the stream is closed. */
+        @WithDefault("10s")
+        Duration sendTimeout();
     }
 }

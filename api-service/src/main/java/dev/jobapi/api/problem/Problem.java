@@ -44,12 +44,13 @@ public enum Problem {
     SPEND_BUDGET_EXCEEDED(
             429, "spend-budget-exceeded", "The money budget for the period is full: spent, or held by calls under way"),
     TOO_MANY_UPLOADS(429, "too-many-uploads", "Too many requests with a body from your address at once"),
+    TOO_MANY_STREAMS(429, "too-many-streams", "You hold as many open event streams as a caller may"),
     URI_TOO_LONG(414, "uri-too-long", "The request line is too long"),
     HEADERS_TOO_LARGE(431, "headers-too-large", "The request headers are too large"),
     INTERNAL(500, "internal", "Something went wrong on our side"),
     SERVER_BUSY(503, "server-busy", "The server is at capacity; retry after the Retry-After delay");
 
-    /** Seconds a {@link #SERVER_BUSY} (or {@link #TOO_MANY_UPLOADS}) answer asks the client to wait. */
+    /** Seconds a {@link #SERVER_BUSY} (or too-many-uploads, too-many-streams) answer asks the client to wait. */
     public static final int RETRY_AFTER_SECONDS = 2;
 
     /** Where the pages of the problem types live (rest.ProblemTypeResource serves them). */
@@ -89,6 +90,7 @@ public enum Problem {
                     BUDGET_EXCEEDED,
                     SPEND_BUDGET_EXCEEDED,
                     TOO_MANY_UPLOADS,
+                    TOO_MANY_STREAMS,
                     INTERNAL,
                     SERVER_BUSY -> true;
             default -> false;

@@ -19,6 +19,9 @@ import dev.jobapi.api.service.JobQueries;
 import dev.jobapi.api.service.ListTurns;
 import dev.jobapi.api.service.Replayable;
 import dev.jobapi.api.service.RequestedDeadline;
+import dev.jobapi.api.stream.EventCursor;
+import dev.jobapi.api.stream.FeedEvent;
+import dev.jobapi.api.stream.JobStreams;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.Generation;
 import dev.jobapi.common.digest.CanonicalJson;
@@ -40,6 +43,8 @@ import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Request;
 import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.sse.Sse;
+import jakarta.ws.rs.sse.SseEventSink;
 import java.net.URI;
 import java.time.Duration;
 import java.time.OffsetDateTime;
@@ -47,10 +52,13 @@ import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.enums.ParameterIn;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
+import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
@@ -79,6 +87,7 @@ public class JobResource {
     private final JobViews views;
     private final ApiMetrics metrics;
     private final ConditionalReads conditionalReads;
+    private final JobStreams streams;
 
     JobResource(
             CurrentCaller currentCaller,
@@ -91,7 +100,8 @@ public class JobResource {
             JobAccess access,
             JobViews views,
             ApiMetrics metrics,
-            ConditionalReads conditionalReads) {
+            ConditionalReads conditionalReads,
+            JobStreams streams) {
         this.currentCaller = currentCaller;
         this.bodies = bodies;
         this.intake = intake;
@@ -103,6 +113,7 @@ public class JobResource {
         this.views = views;
         this.metrics = metrics;
         this.conditionalReads = conditionalReads;
+        this.streams = streams;
     }
 
     @Operation(operationId = "createJob", summary = "Create a job, or replay the job this Idempotency-Key made")
@@ -351,6 +362,50 @@ public class JobResource {
                     "next");
         }
         return answer.build();
+    }
+
+    @Operation(
+            operationId = "streamJobEvents",
+            summary = "The job's events as Server-Sent Events: its timeline so far (or after Last-Event-ID), then"
+                    + " each event as it commits, until the job's last event")
+    @APIResponse(
+            responseCode = "200",
+            description = "text/event-stream: each event's id is its cursor (resume with Last-Event-ID), its name"
+                    + " the event's kind, its data a FeedEvent; a comment every 15 s of quiet; the stream ends"
+                    + " after the event that ended the job",
+            content =
+                    @Content(
+                            mediaType = MediaType.SERVER_SENT_EVENTS,
+                            schema = @Schema(implementation = FeedEvent.class)))
+    @APIResponse(responseCode = "400", description = "invalid-query (Last-Event-ID is not a cursor)")
+    @APIResponse(responseCode = "404", description = "job-not-found")
+    @APIResponse(
+            responseCode = "429",
+            description = "too-many-streams (the caller holds 20 open streams on this server)",
+            headers = @Header(name = "Retry-After", schema = @Schema(type = SchemaType.INTEGER)))
+    @APIResponse(
+            responseCode = "503",
+            description = "server-busy (this server holds as many streams as it may; another may not)",
+            headers = @Header(name = "Retry-After", schema = @Schema(type = SchemaType.INTEGER)))
+    @GET
+    @Path("{id}/events")
+    @Produces(MediaType.SERVER_SENT_EVENTS)
+    @Transactional
+    public void streamEvents(
+            @PathParam("id") String id,
+            @Parameter(
+                            in = ParameterIn.HEADER,
+                            name = "Last-Event-ID",
+                            description = "Resume after this event (a browser's EventSource sends it by itself)",
+                            schema = @Schema(type = SchemaType.STRING, pattern = EventCursor.PATTERN))
+                    @HeaderParam("Last-Event-ID")
+                    String lastEventId,
+            @Context SseEventSink sink,
+            @Context Sse sse) {
+        Caller caller = currentCaller.get();
+        EventCursor from = EventCursor.parse("Last-Event-ID", lastEventId);
+        UUID job = access.visible(caller, jobId(id)).id();
+        streams.open(caller.subject(), job, from, sink, sse);
     }
 
     @Operation(

@@ -14,7 +14,9 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import org.hibernate.engine.spi.SessionImplementor;
 import org.hibernate.engine.spi.TransactionCompletionCallbacks.BeforeCompletionCallback;
@@ -27,6 +29,9 @@ import org.hibernate.engine.spi.TransactionCompletionCallbacks.BeforeCompletionC
  * (a Hibernate before-completion callback, the hook Envers writes its audit rows with), not one
  * statement each as they happen: a worker's delivery records eight events, and a native query each
  * cost it a quarter of its CPU (bench/ANALYSIS.md). A transaction that rolls back writes none.
+ *
+ * <p>Each transaction that writes also fires one {@link TimelineWritten} with its jobs, which the
+ * job change notices send on after the commit, so a stream on any api process wakes.
  */
 @ApplicationScoped
 public class JobEvents {
@@ -40,11 +45,17 @@ public class JobEvents {
     private final EntityManager em;
     private final TransactionSynchronizationRegistry transactions;
     private final Clock clock;
+    private final jakarta.enterprise.event.Event<TimelineWritten> timelineWritten;
 
-    JobEvents(EntityManager em, TransactionSynchronizationRegistry transactions, Clock clock) {
+    JobEvents(
+            EntityManager em,
+            TransactionSynchronizationRegistry transactions,
+            Clock clock,
+            jakarta.enterprise.event.Event<TimelineWritten> timelineWritten) {
         this.em = em;
         this.transactions = transactions;
         this.clock = clock;
+        this.timelineWritten = timelineWritten;
     }
 
     /** One entry of a job's timeline; {@code attemptId} is null for an event of the job as a whole. */
@@ -52,6 +63,9 @@ public class JobEvents {
 
     /** An event as it will be written: its job and the time it was recorded. */
     private record Pending(UUID jobId, Event event, Instant at) {}
+
+    /** What one transaction has recorded and not yet written, and the jobs it touched. */
+    private record ThisTransaction(List<Pending> events, Set<UUID> jobIds) {}
 
     @Transactional(Transactional.TxType.MANDATORY)
     public void record(UUID jobId, UUID attemptId, JobEventKind kind, String detail) {
@@ -77,25 +91,31 @@ public class JobEvents {
                 .setParameter(5, StoredText.of(detail))
                 .setParameter(6, now.minus(window))
                 .executeUpdate();
+        timelineWritten.fire(new TimelineWritten(Set.of(jobId)));
     }
 
     /** Appends the events in order, when the transaction commits. */
     @Transactional(Transactional.TxType.MANDATORY)
     public void record(UUID jobId, List<Event> events) {
         Instant now = clock.instant();
-        List<Pending> pending = pendingOfThisTransaction();
-        events.forEach(event -> pending.add(new Pending(jobId, event, now)));
+        ThisTransaction pending = pendingOfThisTransaction();
+        events.forEach(event -> pending.events().add(new Pending(jobId, event, now)));
+        pending.jobIds().add(jobId);
     }
 
-    /** This transaction's unwritten events; the first call registers their write before the commit. */
-    @SuppressWarnings("unchecked")
-    private List<Pending> pendingOfThisTransaction() {
-        List<Pending> pending = (List<Pending>) transactions.getResource(JobEvents.class);
+    /**
+     * This transaction's unwritten events; the first call registers their write before the commit
+     * and announces the transaction's jobs (the set fills up until the commit, when it is read).
+     */
+    private ThisTransaction pendingOfThisTransaction() {
+        ThisTransaction pending = (ThisTransaction) transactions.getResource(JobEvents.class);
         if (pending == null) {
-            List<Pending> created = new ArrayList<>();
+            ThisTransaction created = new ThisTransaction(new ArrayList<>(), new HashSet<>());
             transactions.putResource(JobEvents.class, created);
-            BeforeCompletionCallback write = session -> session.doWork(connection -> insert(connection, created));
+            BeforeCompletionCallback write =
+                    session -> session.doWork(connection -> insert(connection, created.events()));
             em.unwrap(SessionImplementor.class).getActionQueue().registerCallback(write);
+            timelineWritten.fire(new TimelineWritten(created.jobIds()));
             pending = created;
         }
         return pending;

@@ -34,6 +34,12 @@ public final class AttemptTopology {
     public static final String DEAD_LETTER_QUEUE = "jobs.attempts.dead-letters";
     public static final String DELAY_QUEUE = "jobs.attempts.parked";
 
+    /**
+     * Where the processes that write a job's timeline say, after the commit, which jobs changed (a
+     * fan-out; each api process binds an exclusive queue of its own to it: JobChangeNotices).
+     */
+    public static final String JOB_CHANGES_EXCHANGE = "jobs.changes";
+
     /** The dead-letter queue of releases before the dead letters became rows; moved, never declared. */
     public static final String LEGACY_DEAD_LETTER_QUEUE = "jobs.attempts.dlq";
 
@@ -60,6 +66,8 @@ public final class AttemptTopology {
      * new queue: RabbitMQ refuses a redeclaration with other arguments.
      */
     public static void declare(Channel channel) throws IOException {
+        channel.exchangeDeclare(JOB_CHANGES_EXCHANGE, BuiltinExchangeType.FANOUT, true);
+
         channel.exchangeDeclare(DEAD_LETTER_EXCHANGE, BuiltinExchangeType.FANOUT, true);
         channel.queueDeclare(
                 DEAD_LETTER_QUEUE,

@@ -29,6 +29,12 @@ public final class Subscription {
                 throws IOException;
     }
 
+    /** Declares the queue to subscribe to on the subscription's own channel and names it. */
+    @FunctionalInterface
+    public interface QueueDeclaration {
+        String declare(Channel channel) throws IOException;
+    }
+
     private final Connection connection;
     private final Channel channel;
     private volatile String tag;
@@ -46,9 +52,20 @@ public final class Subscription {
     public static Subscription open(
             BrokerConnection broker, String name, String queue, int prefetch, Deliveries deliveries)
             throws IOException {
+        return open(broker, name, channel -> queue, prefetch, deliveries);
+    }
+
+    /**
+     * Like the other, to a queue declared on the subscription's own connection: an exclusive queue
+     * there lives exactly as long as the subscription.
+     */
+    public static Subscription open(
+            BrokerConnection broker, String name, QueueDeclaration declaration, int prefetch, Deliveries deliveries)
+            throws IOException {
         Connection connection = broker.newConsumerConnection(name);
         try {
             Channel channel = connection.createChannel();
+            String queue = declaration.declare(channel);
             channel.basicQos(prefetch);
             Subscription subscription = new Subscription(connection, channel);
             subscription.tag = channel.basicConsume(queue, false, subscription.new Consumer(name, queue, deliveries));
