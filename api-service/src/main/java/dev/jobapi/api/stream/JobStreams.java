@@ -118,8 +118,13 @@ public class JobStreams {
             throw new ProblemException(Problem.SERVER_BUSY, "This server holds as many event streams as it may.");
         }
         Stream stream = new Stream(caller, jobId, from, sink, sse);
-        byJob.computeIfAbsent(jobId, id -> ConcurrentHashMap.newKeySet()).add(stream);
-        stream.wake();
+        // Added and removed inside compute, so a stream never lands in a set its job's last close just dropped.
+        byJob.compute(jobId, (id, streams) -> {
+            Set<Stream> all = streams == null ? ConcurrentHashMap.newKeySet() : streams;
+            all.add(stream);
+            return all;
+        });
+        stream.start();
     }
 
     private void releaseCallerSlot(String caller) {
@@ -179,11 +184,18 @@ public class JobStreams {
             this.sink = sink;
             this.sse = sse;
             this.lastSent = clock.instant();
-            // The JAX-RS way to hear of a client that went away: a broadcaster's close callback, which
-            // the sink fires when its connection closes, rather than at the next failed write.
+        }
+
+        /**
+         * Listens for the client going away, then reads. Called once the stream is registered, so a
+         * close that comes at once finds it to remove. The close callback of a broadcaster is the
+         * JAX-RS way to hear of it: the sink fires it when its connection closes, not at the next write.
+         */
+        void start() {
             SseBroadcaster closeWatch = sse.newBroadcaster();
             closeWatch.onClose(closedSink -> close());
             closeWatch.register(sink);
+            wake();
         }
 
         void wake() {
@@ -254,11 +266,10 @@ public class JobStreams {
 
         void close() {
             if (closed.compareAndSet(false, true)) {
-                Set<Stream> streams = byJob.get(jobId);
-                if (streams != null) {
+                byJob.computeIfPresent(jobId, (id, streams) -> {
                     streams.remove(this);
-                    byJob.computeIfPresent(jobId, (id, left) -> left.isEmpty() ? null : left);
-                }
+                    return streams.isEmpty() ? null : streams;
+                });
                 releaseCallerSlot(caller);
                 open.decrementAndGet();
                 try {

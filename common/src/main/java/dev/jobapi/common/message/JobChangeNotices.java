@@ -15,6 +15,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import org.jboss.logging.Logger;
@@ -58,8 +59,16 @@ public class JobChangeNotices {
 
     void afterCommit(@Observes(during = TransactionPhase.AFTER_SUCCESS) TimelineWritten written) {
         unsent.addAll(written.jobIds());
+        startSending();
+    }
+
+    private void startSending() {
         if (sending.compareAndSet(false, true)) {
-            sender.execute(this::sendUnsent);
+            try {
+                sender.execute(this::sendUnsent);
+            } catch (RejectedExecutionException stopping) { // the process is stopping: nobody to tell
+                sending.set(false);
+            }
         }
     }
 
@@ -85,8 +94,8 @@ public class JobChangeNotices {
             sending.set(false);
         }
         // A commit that added ids after the loop's last look and before the flag fell found it set.
-        if (!unsent.isEmpty() && sending.compareAndSet(false, true)) {
-            sender.execute(this::sendUnsent);
+        if (!unsent.isEmpty()) {
+            startSending();
         }
     }
 
