@@ -56,6 +56,9 @@ public class JobStreams {
     /** How soon a stream reads again when events were held back behind a running transaction. */
     static final Duration HELD_BACK_RETRY = Duration.ofMillis(50);
 
+    /** How soon a stream reads again after its read failed (the database away, a failover). */
+    static final Duration READ_RETRY = Duration.ofSeconds(1);
+
     /** Threads that read and send; a send waits at most the send timeout. */
     private static final int PUMP_THREADS = 4;
 
@@ -187,15 +190,19 @@ public class JobStreams {
         }
 
         /**
-         * Listens for the client going away, then reads. Called once the stream is registered, so a
-         * close that comes at once finds it to remove. The close callback of a broadcaster is the
-         * JAX-RS way to hear of it: the sink fires it when its connection closes, not at the next write.
+         * Listens for the client going away, then sends what the job has so far, on the request's own
+         * thread: the first write of an SSE response must come from the resource method, before it
+         * returns, or it races RESTEasy Reactive's setting up of the response (CI lost a stream's first
+         * event that way when the pump wrote it). Called once the stream is registered, so a close that
+         * comes at once finds it to remove. The close callback of a broadcaster is the JAX-RS way to
+         * hear of a client gone: the sink fires it when its connection closes, not at the next write.
          */
         void start() {
             SseBroadcaster closeWatch = sse.newBroadcaster();
             closeWatch.onClose(closedSink -> close());
             closeWatch.register(sink);
-            wake();
+            queued.set(true);
+            readAndSend();
         }
 
         void wake() {
@@ -232,7 +239,10 @@ public class JobStreams {
                     close(); // the job's last event is sent (or the job is gone)
                 }
             } catch (SQLException databaseAway) {
-                LOG.debugf("Reading job %s's events failed; the stream reads again: %s", jobId, databaseAway);
+                LOG.warnf(
+                        "Reading job %s's events failed; the stream reads again in %d ms: %s",
+                        jobId, READ_RETRY.toMillis(), databaseAway);
+                pump.schedule(this::wake, READ_RETRY.toMillis(), TimeUnit.MILLISECONDS);
             } catch (JsonProcessingException | RuntimeException e) {
                 LOG.debugf("Job %s's stream ended: %s", jobId, e);
                 close();
