@@ -43,6 +43,7 @@ import picocli.CommandLine.Spec;
             FallbackCommand.class,
             SpendCommand.Budgets.class,
             SpendCommand.Prices.class,
+            WebhooksCommand.class,
             BulkCommand.class,
             CommandLine.HelpCommand.class
         },
@@ -68,7 +69,7 @@ import picocli.CommandLine.Spec;
         })
 public final class Jobctl implements Runnable {
 
-    private static final List<String> USER = List.of("user");
+    static final List<String> USER = List.of("user");
     private static final List<String> REVIEWER = List.of("user", "reviewer");
     static final List<String> OPERATOR = List.of("operator");
     /** Minted tokens for one command: long enough for a --wait, far short of the 12 h the api allows. */

@@ -160,6 +160,55 @@ class JobctlTest {
     }
 
     @Test
+    void webhooksAddSendsTheUrlAndEventsAndPrintsTheSecretOnce() throws IOException {
+        String url = api(new String[] {
+            "201",
+            "{\"id\":\"" + JOB_ID + "\",\"url\":\"https://hooks.example.com/in\",\"events\":[\"job.completed\"],"
+                    + "\"description\":null,\"createdAt\":\"2026-12-04T10:00:00Z\",\"disabledReason\":null,"
+                    + "\"previousSecretExpiresAt\":null,\"secret\":\"whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0\"}"
+        });
+
+        assertThat(run("webhooks", url, "add", "https://hooks.example.com/in", "--event", "job.completed"))
+                .isZero();
+
+        assertThat(requests)
+                .singleElement()
+                .asString()
+                .isEqualTo("POST /webhooks {\"events\":[\"job.completed\"],\"url\":\"https://hooks.example.com/in\"}");
+        assertThat(out.toString())
+                .contains(JOB_ID + "  https://hooks.example.com/in  job.completed")
+                .contains("secret whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0");
+    }
+
+    @Test
+    void webhooksDeliveriesListsTheLogAndAProblemExitsOne() throws IOException {
+        String url = api(
+                new String[] {
+                    "200",
+                    "{\"deliveries\":[{\"webhookId\":\"msg_0123456789abcdef0123456789abcdef\",\"type\":\"job.completed\","
+                            + "\"jobId\":\"" + JOB_ID + "\",\"eventId\":7,\"state\":\"failed\",\"attempts\":9,"
+                            + "\"createdAt\":\"2026-12-04T10:00:00Z\",\"lastAttemptAt\":null,\"lastStatus\":500,"
+                            + "\"lastError\":\"answered 500\",\"nextAttemptAt\":null,\"deliveredAt\":null}]}"
+                },
+                new String[] {
+                    "409",
+                    "{\"status\":409,\"code\":\"webhook-delivery-not-failed\",\"title\":\"t\","
+                            + "\"detail\":\"The delivery is delivered; only a failed one can be retried.\"}"
+                });
+
+        assertThat(run("webhooks", url, "deliveries", JOB_ID, "--state", "failed"))
+                .isZero();
+        assertThat(out.toString())
+                .contains("msg_0123456789abcdef0123456789abcdef  job.completed  failed  tries=9  job=" + JOB_ID
+                        + "  last: answered 500");
+        assertThat(requests.get(0)).startsWith("GET /webhooks/" + JOB_ID + "/deliveries?limit=50&state=failed");
+
+        assertThat(run("webhooks", url, "retry", JOB_ID, "msg_0123456789abcdef0123456789abcdef"))
+                .isEqualTo(ExitCodes.REFUSED);
+        assertThat(err.toString()).contains("409 webhook-delivery-not-failed");
+    }
+
+    @Test
     void budgetsSetSendsTheLimitAndSaysWhereTheBudgetStands() throws IOException {
         String url = api(new String[] {
             "200",

@@ -27,6 +27,8 @@ import dev.jobapi.client.model.ProviderStatus;
 import dev.jobapi.client.model.ReplayResult;
 import dev.jobapi.client.model.Submitted;
 import dev.jobapi.client.model.TimelineEvent;
+import dev.jobapi.client.model.WebhookDelivery;
+import dev.jobapi.client.model.WebhookEndpoint;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -551,6 +553,70 @@ public final class JobApiClient {
         return read(
                 send(new Call("PUT", "/admin/prices/" + segment(provider), bytes(change), null, Safety.ONCE, Map.of())),
                 Price.class);
+    }
+
+    /**
+     * Registers a webhook endpoint for the events of your jobs of these kinds (null or empty: the
+     * server's defaults, a job's ends and reviews). Sent once: a retry after a lost answer would be
+     * refused as webhook-exists, and the secret is only in this answer (rotate it to get a new one).
+     */
+    public WebhookEndpoint registerWebhook(String url, List<String> events, String description) {
+        ObjectNode body = MAPPER.createObjectNode().put("url", url);
+        if (events != null && !events.isEmpty()) {
+            events.forEach(body.putArray("events")::add);
+        }
+        if (description != null) {
+            body.put("description", description);
+        }
+        return read(
+                send(new Call("POST", "/webhooks", bytes(body), null, Safety.ONCE, Map.of())), WebhookEndpoint.class);
+    }
+
+    public List<WebhookEndpoint> webhooks() {
+        return read(get("/webhooks"), new TypeReference<>() {});
+    }
+
+    public WebhookEndpoint webhook(UUID endpointId) {
+        return read(get("/webhooks/" + endpointId), WebhookEndpoint.class);
+    }
+
+    /** Deletes the endpoint: nothing more is sent to it. */
+    public void deleteWebhook(UUID endpointId) {
+        send(new Call("DELETE", "/webhooks/" + endpointId, null, null, Safety.IDEMPOTENT, Map.of()));
+    }
+
+    /** A new signing secret; the old one signs beside it for the server's overlap. Sent once. */
+    public WebhookEndpoint rotateWebhookSecret(UUID endpointId) {
+        return read(
+                send(new Call("POST", "/webhooks/" + endpointId + "/rotate-secret", null, null, Safety.ONCE, Map.of())),
+                WebhookEndpoint.class);
+    }
+
+    /** Queues a delivery of type webhook.test to the endpoint. Sent once. */
+    public WebhookDelivery testWebhook(UUID endpointId) {
+        return read(
+                send(new Call("POST", "/webhooks/" + endpointId + "/test", null, null, Safety.ONCE, Map.of())),
+                WebhookDelivery.class);
+    }
+
+    /** The endpoint's newest deliveries, newest first; of one state (pending, delivered, failed) unless null. */
+    public List<WebhookDelivery> webhookDeliveries(UUID endpointId, String state, int limit) {
+        String query = "?limit=" + limit + (state == null ? "" : "&state=" + segment(state));
+        JsonNode page = read(get("/webhooks/" + endpointId + "/deliveries" + query), JsonNode.class);
+        return MAPPER.convertValue(page.path("deliveries"), new TypeReference<>() {});
+    }
+
+    /** Sends a failed delivery again, with the same webhook-id. */
+    public WebhookDelivery retryWebhookDelivery(UUID endpointId, String webhookId) {
+        return read(
+                send(new Call(
+                        "POST",
+                        "/webhooks/" + endpointId + "/deliveries/" + segment(webhookId) + "/retry",
+                        null,
+                        null,
+                        Safety.IDEMPOTENT,
+                        Map.of())),
+                WebhookDelivery.class);
     }
 
     public AcceptanceRun acceptanceRun(String provider, UUID runId) {
