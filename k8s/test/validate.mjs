@@ -871,7 +871,8 @@ function overlayChecks(overlay, flavour, objs, { templateSecrets, props, poms, i
     const problems = [];
     const allowed = {
       // 4317: spans to the OpenTelemetry Collector, where an overlay runs one.
-      "api-service": { Ingress: [8080, 9000], Egress: [53, 5432, 5672, 4317] },
+      // api-service's 443: webhook deliveries, to public addresses only (checked below).
+      "api-service": { Ingress: [8080, 9000], Egress: [53, 5432, 5672, 443, 4317] },
       "worker-service": { Ingress: [9001], Egress: [53, 5432, 5672, 443, 8090, 4317] },
       "fake-provider": { Ingress: [8090], Egress: [53, 8080] },
       "opentelemetry-collector-contrib": { Ingress: [4317], Egress: [53, 4317] },
@@ -887,6 +888,17 @@ function overlayChecks(overlay, flavour, objs, { templateSecrets, props, poms, i
         for (const type of ["Ingress", "Egress"]) {
           const extra = [...openPorts(objs, labels, type)].filter((p) => !allowed[service][type].includes(p));
           if (extra.length) problems.push(`${w.metadata.name}: ${type} open to ports ${extra.join(", ")} it does not need`);
+        }
+      }
+      if (service === "api-service") {
+        const nonPublic = ["10.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16"];
+        for (const policy of policiesFor(objs, labels, "Egress")) {
+          for (const rule of policy.spec.egress ?? []) {
+            for (const peer of rule.to ?? []) {
+              const missing = peer.ipBlock ? nonPublic.filter((cidr) => !(peer.ipBlock.except ?? []).includes(cidr)) : [];
+              if (missing.length) problems.push(`${w.metadata.name}: egress to ${peer.ipBlock.cidr} does not except ${missing.join(", ")} (webhooks must not reach private addresses)`);
+            }
+          }
         }
       }
       if (w.kind === "Job") {

@@ -32,12 +32,18 @@ public enum ProblemCode {
     NOT_QUARANTINED("not-quarantined"),
     /** What a bulk action's dry run counted changed, or its token expired: run the dry run again. */
     BULK_SET_CHANGED("bulk-set-changed"),
+    WEBHOOK_EXISTS("webhook-exists"),
+    WEBHOOK_LIMIT_REACHED("webhook-limit-reached"),
+    WEBHOOK_DISABLED("webhook-disabled"),
+    WEBHOOK_DELIVERY_NOT_FAILED("webhook-delivery-not-failed"),
     PAYLOAD_TOO_LARGE("payload-too-large"),
     UNSUPPORTED_MEDIA_TYPE("unsupported-media-type"),
     /** The key was used before with a different body: a new intention needs a new key. */
     IDEMPOTENCY_KEY_REUSED("idempotency-key-reused"),
     UNKNOWN_PROVIDER("unknown-provider"),
     CALLBACK_UNSUPPORTED("callback-unsupported"),
+    /** A webhook endpoint on a non-public address, or not https where the deployment requires it. */
+    WEBHOOK_DESTINATION_REFUSED("webhook-destination-refused"),
     /** Today's token budget is spent; retrying before tomorrow (UTC) cannot succeed. */
     BUDGET_EXCEEDED("budget-exceeded"),
     /**

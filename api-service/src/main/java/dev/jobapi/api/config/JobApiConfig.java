@@ -27,6 +27,8 @@ public interface JobApiConfig {
 
     Streams streams();
 
+    Webhooks webhooks();
+
     /**
      * The address clients reach this API at, without a trailing slash. Problem types are absolute URIs
      * under it ({@code <base>/problems/<code>}, RFC 9457 section 3.1.1), each a page this API serves;
@@ -291,5 +293,59 @@ public interface JobApiConfig {
         /** The longest one event may take to reach the client's connection before the stream is closed. */
         @WithDefault("10s")
         Duration sendTimeout();
+    }
+
+    /** Outgoing webhooks (docs/design.md "Push: webhooks"). */
+    interface Webhooks {
+        /**
+         * Whether an endpoint may be on loopback, link-local, private or other non-public addresses.
+         * Off in production: a registered URL must not reach the cluster's own services or a cloud
+         * metadata address (SSRF). Local runs and tests, whose receivers listen on 127.0.0.1, allow it.
+         */
+        @WithDefault("false")
+        boolean allowPrivateDestinations();
+
+        /** Whether an endpoint must use https: a delivery carries a job's events in the clear otherwise. */
+        @WithDefault("true")
+        boolean requireHttps();
+
+        /** Endpoints one owner may have; past it, 409 webhook-limit-reached. */
+        @WithDefault("20")
+        int maxEndpointsPerOwner();
+
+        /** How often each api process looks for due deliveries (the scheduler's tick is 1 s at the least). */
+        @WithDefault("1s")
+        Duration pollInterval();
+
+        /** Deliveries one process sends per round, at once. */
+        @WithDefault("50")
+        int batchSize();
+
+        /**
+         * One try's time to connect and be answered. The specification suggests 15-30 s; a receiver
+         * should answer at once and do its work afterwards.
+         */
+        @WithDefault("15s")
+        Duration requestTimeout();
+
+        /** The wait after a first failed try; each further failure doubles it, with jitter. */
+        @WithDefault("5s")
+        Duration firstRetry();
+
+        /** The longest wait between two tries. */
+        @WithDefault("1h")
+        Duration longestRetry();
+
+        /**
+         * How long a delivery is retried before it is marked failed (and visible in the endpoint's
+         * delivery log, where its owner may retry it). Three days, as the specification's example
+         * schedule: a receiver down over a weekend still gets its events.
+         */
+        @WithDefault("72h")
+        Duration giveUpAfter();
+
+        /** How long the old secret still signs beside the new one after a rotation. */
+        @WithDefault("24h")
+        Duration secretOverlap();
     }
 }

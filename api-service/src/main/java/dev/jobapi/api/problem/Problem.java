@@ -34,12 +34,20 @@ public enum Problem {
             409,
             "bulk-set-changed",
             "What the filter matches changed since the dry run, or its token expired; run the dry run again"),
+    WEBHOOK_EXISTS(409, "webhook-exists", "You have a webhook endpoint with this url already"),
+    WEBHOOK_LIMIT_REACHED(409, "webhook-limit-reached", "You have as many webhook endpoints as an owner may"),
+    WEBHOOK_DISABLED(409, "webhook-disabled", "The webhook endpoint is disabled"),
+    WEBHOOK_DELIVERY_NOT_FAILED(409, "webhook-delivery-not-failed", "Only a failed webhook delivery can be retried"),
     PAYLOAD_TOO_LARGE(413, "payload-too-large", "The request body is too large"),
     UNSUPPORTED_MEDIA_TYPE(415, "unsupported-media-type", "The request body must be application/json"),
     IDEMPOTENCY_KEY_REUSED(
             422, "idempotency-key-reused", "This Idempotency-Key was already used with a different request"),
     UNKNOWN_PROVIDER(422, "unknown-provider", "No such provider"),
     CALLBACK_UNSUPPORTED(422, "callback-unsupported", "This callback cannot be used"),
+    WEBHOOK_DESTINATION_REFUSED(
+            422,
+            "webhook-destination-refused",
+            "Webhooks are not sent there: a non-public address, or not https where https is required"),
     BUDGET_EXCEEDED(429, "budget-exceeded", "Today's token budget is spent"),
     SPEND_BUDGET_EXCEEDED(
             429, "spend-budget-exceeded", "The money budget for the period is full: spent, or held by calls under way"),

@@ -37,6 +37,10 @@ final class OperationContract {
             responses.get("202").addHeader("Location", header(where, true, uri()));
             responses.get("200").addHeader("Location", header(where, true, uri()));
         }
+        if (path.startsWith("/webhooks")) {
+            describeWebhooks(path, method, operation);
+            return;
+        }
         if (!path.startsWith("/jobs")) {
             return;
         }
@@ -66,6 +70,27 @@ final class OperationContract {
             responses.get("200").addHeader("ETag", header(etag, true, string()));
             responses.get("200").addHeader("Cache-Control", header("no-cache, private", true, string()));
             responses.get("304").addHeader("ETag", header(etag, false, string()));
+        }
+    }
+
+    private static void describeWebhooks(String path, PathItem.HttpMethod method, Operation operation) {
+        if (operation.getParameters() != null) {
+            for (Parameter parameter : operation.getParameters()) {
+                if (parameter.getIn() == Parameter.In.PATH
+                        && parameter.getName().equals("id")) {
+                    parameter.description("The endpoint's id").schema(string().format("uuid"));
+                } else if (parameter.getIn() == Parameter.In.PATH
+                        && parameter.getName().equals("webhookId")) {
+                    parameter.description("The delivery's webhook-id").schema(string().pattern("^msg_[0-9a-f]{32}$"));
+                } else if (parameter.getIn() == Parameter.In.QUERY
+                        && parameter.getName().equals("limit")) {
+                    parameter.schema(whole(1, WebhookResource.MAX_DELIVERY_PAGE, WebhookResource.DELIVERY_PAGE));
+                }
+            }
+        }
+        if (method == PathItem.HttpMethod.POST && path.equals("/webhooks")) {
+            String where = "Where the endpoint is: /webhooks/{id}";
+            operation.getResponses().getAPIResponses().get("201").addHeader("Location", header(where, true, uri()));
         }
     }
 

@@ -28,6 +28,8 @@ public final class TestDatabase {
                     em.createNativeQuery("ALTER TABLE audit_record ENABLE TRIGGER audit_record_append_only")
                             .executeUpdate();
                     for (String table : new String[] {
+                        "webhook_delivery",
+                        "webhook_endpoint",
                         "job_event",
                         "outbox",
                         "applied_patch",
