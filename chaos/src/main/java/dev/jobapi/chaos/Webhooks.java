@@ -105,10 +105,10 @@ final class Webhooks {
         throw new IllegalStateException("POST /webhooks for " + owner + " " + path + " was not answered 201: " + last);
     }
 
-    /** Deletes the owner's endpoint with this URL, found in their list. */
+    /** Deletes the owner's endpoint with this URL, found in their list (GET /webhooks: an array). */
     private void deleteAt(int process, String token, String url) throws IOException, InterruptedException {
         Api.Answer list = api.send(process, "GET", "/webhooks", token, null, null);
-        for (JsonNode endpoint : list.body().path("webhooks")) {
+        for (JsonNode endpoint : list.body()) {
             if (endpoint.path("url").asText().equals(url)) {
                 api.send(process, "DELETE", "/webhooks/" + endpoint.path("id").asText(), token, null, null);
             }
