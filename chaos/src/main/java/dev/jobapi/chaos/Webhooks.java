@@ -23,7 +23,10 @@ final class Webhooks {
     /** The events every soak endpoint wants: the ends of a job. */
     static final List<String> EVENTS = List.of("job.completed", "job.cancelled");
 
-    /** After the drain, how long the api's retries get to deliver what is left (its longest wait is 10 s). */
+    /**
+     * After the drain, how long the api gets to deliver what is left: its retries wait 10 s at most, but a
+     * delivery a killed api process had taken waits out its lease (the 15 s request timeout and 30 s).
+     */
     static final Duration SETTLE_BUDGET = Duration.ofMinutes(3);
 
     private static final Duration PATIENCE = Duration.ofMinutes(1);
@@ -122,7 +125,7 @@ final class Webhooks {
      */
     Duration awaitSettled(Drain.Database database, Duration budget) throws InterruptedException {
         long start = System.nanoTime();
-        long lastPrinted = Long.MIN_VALUE;
+        long lastPrinted = start - PROGRESS_EVERY.toNanos();
         while (true) {
             Map<String, Long> byState = database.read(db -> {
                 Map<String, Long> counts = new TreeMap<>();
@@ -138,8 +141,9 @@ final class Webhooks {
             long now = System.nanoTime();
             boolean settled = byState.getOrDefault("pending", 0L) == 0;
             if (settled || now - lastPrinted >= PROGRESS_EVERY.toNanos()) {
-                System.out.println(
-                        "    webhooks: deliveries " + byState + ", requests received " + receiver.receivedCount());
+                System.out.printf(
+                        "    webhooks %3ds: deliveries %s, requests received %d%n",
+                        Duration.ofNanos(now - start).toSeconds(), byState, receiver.receivedCount());
                 lastPrinted = now;
             }
             if (settled) {
