@@ -118,6 +118,13 @@ public final class ChaosMain {
     }
 
     private static boolean run(Options options) throws Exception {
+        // The receivers listen from the endpoints' registration to the last check.
+        try (WebhookReceiver receiver = new WebhookReceiver(options.seed())) {
+            return run(options, receiver);
+        }
+    }
+
+    private static boolean run(Options options, WebhookReceiver receiver) throws Exception {
         Instant startedAt = Instant.now();
         Duration window = Duration.ofMinutes(options.minutes());
         Api api = new Api(options.apis());
@@ -148,6 +155,8 @@ public final class ChaosMain {
 
         System.out.println("==> money budget: "
                 + new SpendBudget(api, tokens.mint("chaos-operator", List.of("operator"))).set(options.jobs()));
+        Webhooks webhooks = new Webhooks(api, tokens, receiver);
+        System.out.println("==> " + webhooks.register());
         System.out.printf(
                 "==> load and faults for %d minute(s): %d jobs (%.1f a second)%n",
                 window.toMinutes(), options.jobs(), options.jobs() / (double) window.toSeconds());
@@ -177,6 +186,8 @@ public final class ChaosMain {
         Duration budget = Drain.budget(options.minutes(), options.jobs());
         Duration drainTook = drain.await(budget);
         faults.stopWatching();
+        System.out.println("==> waiting for the webhook deliveries");
+        Duration webhooksTook = webhooks.awaitSettled(options.database(), Webhooks.SETTLE_BUDGET);
         List<String> serviceViolations = new ArrayList<>();
         String serviceSection = "";
         if (recovery != null) {
@@ -195,7 +206,9 @@ public final class ChaosMain {
         System.out.println("==> checking");
         ClientLedger.Saved saved = ledger.saved();
         ledger.save(options.state().resolve("ledger.json"));
-        Checker.Result result = checkWith(options, saved, tokens);
+        WebhookReceiver.Log received = receiver.log();
+        received.save(options.state().resolve("webhooks.json"));
+        Checker.Result result = checkWith(options, saved, received, tokens);
         Report.Run summary = new Report.Run(
                 options.seed(),
                 options.minutes(),
@@ -203,6 +216,7 @@ public final class ChaosMain {
                 startedAt,
                 Duration.between(startedAt, Instant.now()),
                 drainTook,
+                webhooksTook,
                 load.scriptedFaults(),
                 faults.injected(),
                 faults.log(),
@@ -224,11 +238,16 @@ public final class ChaosMain {
 
     private static boolean check(Options options) throws Exception {
         ClientLedger.Saved saved = ClientLedger.load(options.state().resolve("ledger.json"));
-        Checker.Result result = checkWith(options, saved, DevTokens.fromPem(options.privateKey()));
+        Checker.Result result = checkWith(
+                options,
+                saved,
+                WebhookReceiver.Log.load(options.state().resolve("webhooks.json")),
+                DevTokens.fromPem(options.privateKey()));
         return report(options, Report.render(null, saved, result), result);
     }
 
-    private static Checker.Result checkWith(Options options, ClientLedger.Saved ledger, DevTokens tokens)
+    private static Checker.Result checkWith(
+            Options options, ClientLedger.Saved ledger, WebhookReceiver.Log webhooks, DevTokens tokens)
             throws Exception {
         JsonNode providerLog = new FakeLog(options.fake()).fetch();
         FakeLog.save(providerLog, options.state().resolve("fake-requests.json"));
@@ -238,7 +257,8 @@ public final class ChaosMain {
                 FakeLog.requests(providerLog),
                 options.git(),
                 DeadLetters.list(new Api(options.apis()), tokens.mint("chaos-operator", List.of("operator"))),
-                ctl.queueDepths());
+                ctl.queueDepths(),
+                webhooks);
         try (Connection db = options.database().connect()) {
             return Checker.check(db, inputs);
         }

@@ -25,9 +25,9 @@ import org.eclipse.jgit.revwalk.RevWalk;
 import org.eclipse.jgit.storage.file.FileRepositoryBuilder;
 
 /**
- * The invariants of issues 8 and 13, checked after the drain over the database (JDBC), the client's
- * ledger, the fake provider's own request log, the target git repository and the dead-letter queue.
- * Each violation is one line naming what broke and the ids to look up.
+ * The invariants of issues 8, 13 and 34, checked after the drain over the database (JDBC), the client's
+ * ledger, the fake provider's own request log, the target git repository, the dead-letter queue and what
+ * the webhook receivers got. Each violation is one line naming what broke and the ids to look up.
  */
 final class Checker {
 
@@ -42,7 +42,12 @@ final class Checker {
         PAID_RESULTS_USED("every attempt with stored output and provider-reported usage is the winner, superseded,"
                 + " refused by the apply target, or on a job closed before its result arrived"),
         SPEND_WITHIN_BUDGET("no owner's settled cost exceeds their money budget; each budget window's spend and"
-                + " reservations are its attempts' costs and open reservations");
+                + " reservations are its attempts' costs and open reservations"),
+        WEBHOOK_EVENT_LOST("webhook terminal event lost: every completed or cancelled job of an owner with webhook"
+                + " endpoints had its job.completed or job.cancelled answered 2xx at each of them"),
+        WEBHOOK_EVENT_TWICE("webhook terminal event twice: one webhook-id per (endpoint, job, end) answered 2xx"),
+        WEBHOOK_SIGNATURE_INVALID("webhook signature invalid: every request the receivers got verified"),
+        WEBHOOK_DELIVERY_FAILED("webhook delivery failed: no webhook_delivery given up");
 
         final String title;
 
@@ -66,7 +71,8 @@ final class Checker {
             List<ProviderRequest> providerLog,
             Path gitRepository,
             List<DeadLetter> deadLetters,
-            Map<String, Long> queueDepths) {}
+            Map<String, Long> queueDepths,
+            WebhookReceiver.Log webhooks) {}
 
     /** Violations per invariant (every invariant present, maybe empty) and the figures of the report. */
     record Result(Map<Invariant, List<String>> violations, Map<String, Object> figures) {
@@ -104,6 +110,7 @@ final class Checker {
         checker.everyJobSettled();
         checker.paidResultsUsed();
         checker.spendWithinBudget();
+        checker.webhooks();
         return new Result(checker.violations, checker.figures);
     }
 
@@ -487,6 +494,41 @@ final class Checker {
                     }
                 });
         figures.put("money budgets", windows.isEmpty() ? "none set" : String.join("; ", windows));
+    }
+
+    /**
+     * Issue 34's webhooks: the receivers' log against the jobs that ended ({@link WebhookChecks}), and no
+     * delivery the api gave up on (the soak runs far shorter than its give-up time).
+     */
+    private void webhooks() throws SQLException {
+        List<WebhookChecks.EndedJob> ended = new ArrayList<>();
+        rows(
+                "SELECT id, owner_id, state FROM job WHERE state IN ('completed', 'cancelled') ORDER BY id",
+                rs -> ended.add(new WebhookChecks.EndedJob(rs.getString(1), rs.getString(2), rs.getString(3))));
+        Map<WebhookChecks.Key, String> deliveries = new HashMap<>();
+        List<String> failed = violations.get(Invariant.WEBHOOK_DELIVERY_FAILED);
+        rows(
+                "SELECT endpoint_id, job_id, type, webhook_id, state, attempts, last_status, last_error"
+                        + " FROM webhook_delivery WHERE job_id IS NOT NULL ORDER BY id",
+                rs -> {
+                    String row = rs.getString(4) + " " + rs.getString(5) + " after " + rs.getInt(6) + " tries, last "
+                            + (rs.getObject(7) == null ? "no answer" : "answered " + rs.getInt(7))
+                            + (rs.getString(8) == null ? "" : " (" + rs.getString(8) + ")");
+                    deliveries.put(new WebhookChecks.Key(rs.getString(1), rs.getString(2), rs.getString(3)), row);
+                    if (rs.getString(5).equals("failed")) {
+                        failed.add("job " + rs.getString(2) + ": " + rs.getString(3) + " to endpoint " + rs.getString(1)
+                                + ": " + row);
+                    }
+                });
+        figures.put(
+                "webhook_delivery rows by state",
+                countsBy("SELECT state, count(*) FROM webhook_delivery GROUP BY state"));
+        WebhookChecks.Found found = WebhookChecks.check(
+                inputs.webhooks().endpoints(), inputs.webhooks().received(), ended, deliveries);
+        figures.putAll(found.figures());
+        violations.get(Invariant.WEBHOOK_EVENT_LOST).addAll(found.lost());
+        violations.get(Invariant.WEBHOOK_EVENT_TWICE).addAll(found.twice());
+        violations.get(Invariant.WEBHOOK_SIGNATURE_INVALID).addAll(found.invalid());
     }
 
     private interface RowHandler {

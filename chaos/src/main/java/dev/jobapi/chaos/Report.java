@@ -19,6 +19,7 @@ final class Report {
             Instant startedAt,
             Duration took,
             Duration drainTook,
+            Duration webhooksTook,
             Map<ProviderFault, Long> providerFaults,
             Map<Faults.Kind, Integer> faults,
             List<String> faultLog,
@@ -64,7 +65,12 @@ final class Report {
                                     : run.drainTook().toSeconds() + " s")
                     .append(" of at most ")
                     .append(run.drainBudget().toSeconds())
-                    .append(" s)\n");
+                    .append(" s; webhook deliveries after it: ")
+                    .append(
+                            run.webhooksTook() == null
+                                    ? "STILL PENDING after " + Webhooks.SETTLE_BUDGET.toSeconds() + " s"
+                                    : "none pending after " + run.webhooksTook().toSeconds() + " s")
+                    .append(")\n");
             out.append(
                     run.cluster()
                             ? "- system: 2 api processes, 3 worker processes, fake provider, three RabbitMQ nodes clustered,"

@@ -48,6 +48,7 @@ class CheckerTest {
     private final List<Checker.DeadLetter> deadLetters = new ArrayList<>();
     private final Map<String, Long> queueDepths = new HashMap<>();
     private final List<String> poisonMessages = new ArrayList<>();
+    private final List<WebhookReceiver.Received> webhookRequests = new ArrayList<>();
 
     // A consistent end state: one completed job with its commit, one in review, one cancelled.
     private final UUID completedJob = UUID.randomUUID();
@@ -56,6 +57,7 @@ class CheckerTest {
     private final UUID unknownAttempt = UUID.randomUUID();
     private final UUID cancelledJob = UUID.randomUUID();
     private final UUID lostAttempt = UUID.randomUUID();
+    private final UUID aliceEndpoint = UUID.randomUUID();
 
     @BeforeEach
     void consistentState() throws Exception {
@@ -104,6 +106,13 @@ class CheckerTest {
         String poison = Poison.body(42, 1);
         poisonMessages.add(poison);
         deadLetters.add(new Checker.DeadLetter("p1", null, null, poison, "delivery_limit"));
+
+        // alice's webhook endpoint was sent the ends of her two jobs, and answered them.
+        sql("INSERT INTO webhook_endpoint (id, owner_id, url, event_types, secret, created_at) VALUES ('"
+                + aliceEndpoint + "', 'alice', 'http://127.0.0.1:1/chaos-webhooks/alice-1',"
+                + " ARRAY['job.completed', 'job.cancelled'], 'whsec_a', now())");
+        webhookRequest("msg_1", "job.completed", completedJob);
+        webhookRequest("msg_2", "job.cancelled", cancelledJob);
 
         pendingDeadLetters(1);
         queueDepths.putAll(Map.of("jobs.attempts", 0L, "jobs.attempts.parked", 0L, "jobs.attempts.dead-letters", 0L));
@@ -289,10 +298,41 @@ class CheckerTest {
                         "attempt " + unknownAttempt + ": the provider reported 7+9 tokens, usage_record has nothing");
     }
 
+    /**
+     * A webhook delivery the api gave up on is counted, and so is the end it never brought to the receiver,
+     * with what webhook_delivery says of it.
+     */
+    @Test
+    void aWebhookDeliveryGivenUpIsFailedAndItsEndLost() throws Exception {
+        webhookRequests.removeIf(r -> r.webhookId().equals("msg_2"));
+        sql("INSERT INTO webhook_delivery (webhook_id, endpoint_id, job_id, type, state, attempts, last_status)"
+                + " VALUES ('msg_2', '" + aliceEndpoint + "', '" + cancelledJob + "', 'job.cancelled', 'failed', 9,"
+                + " 500)");
+
+        Checker.Result result = check();
+
+        String row = "msg_2 failed after 9 tries, last answered 500";
+        assertThat(result.violations().get(Invariant.WEBHOOK_DELIVERY_FAILED))
+                .containsExactly("job " + cancelledJob + ": job.cancelled to endpoint " + aliceEndpoint + ": " + row);
+        assertThat(result.violations().get(Invariant.WEBHOOK_EVENT_LOST))
+                .containsExactly("job " + cancelledJob + " (alice, cancelled): job.cancelled never answered 2xx at"
+                        + " endpoint " + aliceEndpoint + " (/chaos-webhooks/alice-1); webhook_delivery: " + row);
+    }
+
+    private void webhookRequest(String webhookId, String type, UUID job) {
+        webhookRequests.add(new WebhookReceiver.Received(
+                aliceEndpoint.toString(), webhookId, type, job.toString(), 1L, null, 204, 0, "2026-12-04T00:00:00Z"));
+    }
+
     private Checker.Result check() throws Exception {
         ClientLedger.Saved ledger =
                 new ClientLedger.Saved(jobIdsByOwnerKey, ownerByJob, Map.of(), Map.of(), List.of(), poisonMessages);
-        return Checker.check(db, new Checker.Inputs(ledger, providerLog, repository, deadLetters, queueDepths));
+        WebhookReceiver.Log webhooks = new WebhookReceiver.Log(
+                List.of(new WebhookReceiver.Endpoint(
+                        aliceEndpoint.toString(), "alice", "/chaos-webhooks/alice-1", "whsec_a")),
+                webhookRequests);
+        return Checker.check(
+                db, new Checker.Inputs(ledger, providerLog, repository, deadLetters, queueDepths, webhooks));
     }
 
     private void job(UUID id, String owner, String key, String state) throws SQLException {
