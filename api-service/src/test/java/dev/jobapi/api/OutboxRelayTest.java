@@ -86,6 +86,44 @@ class OutboxRelayTest extends ApiTestSupport {
     }
 
     /**
+     * An owner's weight (owner_share) is how many of its rows go out a turn: with alice at 3 and bob
+     * at the default 1, the relay publishes three of alice's waiting jobs for each of bob's.
+     */
+    @Test
+    void anOwnersWeightIsHowManyOfItsJobsGoOutEachTurn() {
+        execute("INSERT INTO owner_share (owner_id, weight, set_by, reason, updated_at)"
+                + " VALUES ('alice', 3, 'otto', 'a team of three', now())");
+        int queueAhead = ConfigProvider.getConfig().getValue("jobapi.outbox.queue-ahead", Integer.class);
+        for (int i = 0; i < queueAhead; i++) {
+            createJob(Tokens.user("carol"), "filler-" + i, JOB_BODY).then().statusCode(201);
+        }
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> TestBroker.depth(broker, AttemptTopology.QUEUE) == queueAhead);
+        for (int i = 0; i < 12; i++) {
+            createJob(Tokens.user("alice"), "weighted-" + i, JOB_BODY).then().statusCode(201);
+            if (i % 3 == 0) {
+                createJob(Tokens.user("bob"), "weighted-" + i, JOB_BODY).then().statusCode(201);
+            }
+        }
+        await().during(Duration.ofMillis(500))
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NULL") == 16);
+
+        TestBroker.drain(broker, AttemptTopology.QUEUE);
+        await().atMost(Duration.ofSeconds(10)).until(() -> TestBroker.depth(broker, AttemptTopology.QUEUE) == 16);
+        List<String> owners = TestBroker.drain(broker, AttemptTopology.QUEUE).stream()
+                .map(message -> text("SELECT owner_id FROM job WHERE id = '"
+                        + message.replaceAll(".*\"jobId\":\"([^\"]+)\".*", "$1") + "'"))
+                .toList();
+        // Each turn is three of alice's and one of bob's, in the order they were written.
+        for (int turn = 0; turn < 4; turn++) {
+            assertThat(owners.subList(4 * turn, 4 * turn + 4))
+                    .as("turn %d of %s", turn, owners)
+                    .containsExactlyInAnyOrder("alice", "alice", "alice", "bob");
+        }
+    }
+
+    /**
      * A publish the broker nacks is not sent: node losses and leader elections are when nacks
      * happen. A second queue bound to the work queue's routing key refuses every message
      * ({@code x-max-length} 0, {@code reject-publish}), so each publish of the row is routed to the

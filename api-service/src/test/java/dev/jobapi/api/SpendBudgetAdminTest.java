@@ -69,6 +69,31 @@ class SpendBudgetAdminTest extends ApiTestSupport {
     }
 
     @Test
+    @OutsideTheContract("a weight below the declared minimum and a change without its reason, to see them refused")
+    void anOperatorSetsAnOwnersShareAuditedAndBadValuesAreRefused() {
+        as(otto).get("/admin/owners/alice/share")
+                .then()
+                .statusCode(200)
+                .body("weight", equalTo(1))
+                .body("maxInFlight", equalTo(null));
+        put("/admin/owners/alice/share", "{\"weight\":3,\"maxInFlight\":2,\"reason\":\"a team of three\"}")
+                .then()
+                .statusCode(200)
+                .body("weight", equalTo(3))
+                .body("maxInFlight", equalTo(2))
+                .body("setBy", equalTo("otto"));
+        as(otto).get("/admin/owners/alice/share").then().statusCode(200).body("reason", equalTo("a team of three"));
+        assertThat(count("SELECT count(*) FROM audit_record WHERE action = 'owner-share.set'"))
+                .isEqualTo(1);
+        put("/admin/owners/alice/share", "{\"weight\":0,\"reason\":\"none\"}")
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("invalid-request"));
+        put("/admin/owners/alice/share", "{\"weight\":2}").then().statusCode(400);
+        as(alice).get("/admin/owners/alice/share").then().statusCode(403);
+    }
+
+    @Test
     void aStartWhoseOwnersBudgetIsFullIsRefusedWithTheFigures() {
         put("/admin/budgets/alice/day", "{\"limitUsd\":10,\"softPercent\":50,\"reason\":\"trial\"}")
                 .then()

@@ -48,6 +48,7 @@ public class FakeProviderResource implements QuarkusTestResourceLifecycleManager
                 "jobapi.provider.fake-anthropic.base-url", fake.baseUrl(),
                 "jobapi.provider.fake-c.base-url", fake.baseUrl(),
                 "jobapi.provider.fake-a2.base-url", fake.baseUrl(),
+                "jobapi.provider.fake-capped.base-url", fake.baseUrl(),
                 "jobapi.apply.git.repository", repository.toString());
     }
 

@@ -38,8 +38,8 @@ import org.jboss.logging.Logger;
  *
  * <p>The owners share the workers fairly (issue 32): the relay keeps at most {@code
  * jobapi.outbox.queue-ahead} messages ready in the work queue, and takes the unsent rows owner by
- * owner in turn, each owner's oldest first, so one owner's backlog waits in the outbox rather than
- * in front of everyone else's next job.
+ * owner in turn, each owner's oldest first and as many a turn as its weight, so one owner's backlog
+ * waits in the outbox rather than in front of everyone else's next job.
  */
 // Kept on a thread of its own rather than @Scheduled, unlike the other loops, for two
 // things the scheduler cannot express. A commit that wrote outbox rows wakes the relay at once (OutboxWritten), so a
@@ -64,15 +64,18 @@ public class OutboxRelay {
 
     /**
      * The relay's next rows: the owners with unsent rows (a skip scan of {@code
-     * outbox_unsent_by_owner}), each one's oldest rows numbered as its turns, taken turn by turn.
+     * outbox_unsent_by_owner}), each one's oldest rows in turns of its weight (owner_share; 1 row a
+     * turn by default, 3 for an owner of weight 3), taken turn by turn.
      */
     private static final String NEXT_ROWS_IN_TURN = "WITH RECURSIVE owners (owner_id) AS ("
             + " (SELECT owner_id FROM outbox WHERE sent_at IS NULL ORDER BY owner_id LIMIT 1)"
             + " UNION ALL SELECT (SELECT o.owner_id FROM outbox o WHERE o.sent_at IS NULL"
             + " AND o.owner_id > owners.owner_id ORDER BY o.owner_id LIMIT 1)"
             + " FROM owners WHERE owners.owner_id IS NOT NULL),"
-            + " turns AS (SELECT oldest.id, row_number() OVER (PARTITION BY owners.owner_id ORDER BY oldest.id) AS turn"
-            + " FROM owners CROSS JOIN LATERAL (SELECT o.id FROM outbox o WHERE o.sent_at IS NULL"
+            + " turns AS (SELECT oldest.id, (row_number() OVER (PARTITION BY owners.owner_id ORDER BY oldest.id) - 1)"
+            + " / coalesce(share.weight, 1) AS turn"
+            + " FROM owners LEFT JOIN owner_share share ON share.owner_id = owners.owner_id"
+            + " CROSS JOIN LATERAL (SELECT o.id FROM outbox o WHERE o.sent_at IS NULL"
             + " AND o.owner_id = owners.owner_id ORDER BY o.id LIMIT ?1) oldest)"
             + " SELECT o.id, o.attempt_id, o.job_id, o.traceparent, o.tracestate, o.request_id"
             + " FROM outbox o JOIN turns t ON t.id = o.id"

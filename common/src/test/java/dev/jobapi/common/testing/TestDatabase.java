@@ -42,7 +42,8 @@ public final class TestDatabase {
                         "bulk_action_item",
                         "bulk_action",
                         "provider_pause",
-                        "provider_health"
+                        "provider_health",
+                        "owner_share"
                     }) {
                         em.createNativeQuery("DELETE FROM " + table).executeUpdate();
                     }

@@ -161,6 +161,12 @@ public interface WorkerConfig {
         @WithDefault("false")
         boolean automaticFallback();
 
+        /**
+         * This provider's calls in flight at once, across workers (a provider's concurrency limit, or
+         * a share of it); absent: no cap. Past it a claim is held, not failed (rule 21).
+         */
+        Optional<Integer> maxInFlight();
+
         /** The provider APIs the worker has an adapter for. */
         enum Kind {
             /** OpenAI chat completions, streamed; also what the fake provider speaks at /v1/chat/completions. */
@@ -247,6 +253,12 @@ public interface WorkerConfig {
          */
         @WithDefault("10m")
         Duration longestLimit();
+
+        /**
+         * Every owner's calls in flight at once, across providers and workers, unless an operator set
+         * the owner's own (owner_share); absent: no cap. Past it a claim is held like a shut gate.
+         */
+        Optional<Integer> ownerMaxInFlight();
     }
 
     /** Where a winning patch is applied. */

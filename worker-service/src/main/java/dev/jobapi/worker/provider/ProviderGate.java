@@ -65,10 +65,12 @@ public class ProviderGate implements AnnouncedLimits {
     private final HeldAttempts held;
     private final WorkerConfig.ProviderGate settings;
     private final BackgroundLoops loops;
+    private final InFlightCaps caps;
 
-    ProviderGate(EntityManager em, HeldAttempts held, WorkerConfig config, BackgroundLoops loops) {
+    ProviderGate(EntityManager em, HeldAttempts held, WorkerConfig config, BackgroundLoops loops, InFlightCaps caps) {
         this.em = em;
         this.held = held;
+        this.caps = caps;
         this.settings = config.providerGate();
         this.loops = loops;
     }
@@ -288,8 +290,9 @@ public class ProviderGate implements AnnouncedLimits {
     /**
      * One round: an open breaker whose time is up, or a half-open one whose probe went silent, gets
      * one held attempt announced again, for its probe; a provider whose announced limit ended and
-     * whose breaker is closed gets every held attempt announced again. Rows another worker's round
-     * holds are skipped.
+     * whose breaker is closed gets every held attempt announced again; capped providers and owners
+     * get as many announced again as they have free slots ({@link InFlightCaps}). Rows another
+     * worker's round holds are skipped.
      */
     void reopen() {
         @SuppressWarnings("unchecked")
@@ -303,6 +306,7 @@ public class ProviderGate implements AnnouncedLimits {
         for (String provider : probeDue) {
             held.announceAgain(provider, 1);
         }
+        caps.announceFreed();
         @SuppressWarnings("unchecked")
         List<Object[]> limitsEnded = em.createNativeQuery("UPDATE provider_health h SET limited_until = NULL,"
                         + " limit_reason = NULL, updated_at = statement_timestamp() WHERE provider IN (SELECT provider"

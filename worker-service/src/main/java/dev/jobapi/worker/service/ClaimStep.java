@@ -12,12 +12,15 @@ import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.fallback.AutomaticFallback;
+import dev.jobapi.worker.provider.InFlightCaps;
 import dev.jobapi.worker.provider.ProviderGate;
 import dev.jobapi.worker.provider.ProviderRequest;
 import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Optional;
 import org.jboss.logging.Logger;
 
 /**
@@ -69,6 +72,7 @@ public class ClaimStep {
     private final LeaseKeeper leases;
     private final SpendBudgets spend;
     private final ProviderGate gate;
+    private final InFlightCaps caps;
     private final AutomaticFallback fallback;
     private final WorkerConfig config;
     private final ObjectMapper mapper;
@@ -83,6 +87,7 @@ public class ClaimStep {
             LeaseKeeper leases,
             SpendBudgets spend,
             ProviderGate gate,
+            InFlightCaps caps,
             AutomaticFallback fallback,
             WorkerConfig config,
             ObjectMapper mapper) {
@@ -94,6 +99,7 @@ public class ClaimStep {
         this.leases = leases;
         this.spend = spend;
         this.gate = gate;
+        this.caps = caps;
         this.fallback = fallback;
         this.config = config;
         this.mapper = mapper;
@@ -154,6 +160,12 @@ public class ClaimStep {
             String prompt = prompt(job);
             SpendBudgets.Reserved reserved = reserve(step, prompt);
             if (reserved == null) {
+                return Decision.NOTHING;
+            }
+            Optional<String> capped = caps.refusal(attempt.provider(), job.ownerId());
+            if (capped.isPresent()) {
+                spend.release(job.ownerId(), reserved);
+                holdForCap(step, capped.get());
                 return Decision.NOTHING;
             }
             ProviderGate.Verdict verdict = gate.verdict(attempt.provider(), attempt.id());
@@ -285,6 +297,17 @@ public class ClaimStep {
         if (fallback.afterHold(step.job(), step.attempt(), reason, step.now()).isEmpty()) {
             events.record(step.job().id(), step.attempt().id(), JobEventKind.ATTEMPT_HELD, reason);
         }
+    }
+
+    /**
+     * A cap on calls in flight is reached: the attempt waits, unclaimed, for a free slot, which the
+     * gate's round announces. Never a fallback: the provider is busy, not failing, and an owner's
+     * cap holds every provider. Its timeline says so at most once a minute, however often it is
+     * announced and held again.
+     */
+    private void holdForCap(Loaded step, String reason) {
+        events.recordAtMostOncePer(
+                Duration.ofMinutes(1), step.job().id(), step.attempt().id(), JobEventKind.ATTEMPT_HELD, reason);
     }
 
     /**

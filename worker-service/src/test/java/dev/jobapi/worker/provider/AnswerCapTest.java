@@ -172,5 +172,10 @@ class AnswerCapTest {
         public boolean automaticFallback() {
             return false;
         }
+
+        @Override
+        public java.util.Optional<Integer> maxInFlight() {
+            return java.util.Optional.empty();
+        }
     }
 }

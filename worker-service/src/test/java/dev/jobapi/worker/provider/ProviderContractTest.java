@@ -620,5 +620,10 @@ class ProviderContractTest {
         public boolean automaticFallback() {
             return false;
         }
+
+        @Override
+        public java.util.Optional<Integer> maxInFlight() {
+            return java.util.Optional.empty();
+        }
     }
 }

@@ -164,5 +164,10 @@ class TokenCountsTest {
         public boolean automaticFallback() {
             return false;
         }
+
+        @Override
+        public java.util.Optional<Integer> maxInFlight() {
+            return java.util.Optional.empty();
+        }
     }
 }

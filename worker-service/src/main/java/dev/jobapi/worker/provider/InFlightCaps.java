@@ -1,0 +1,165 @@
+package dev.jobapi.worker.provider;
+
+import dev.jobapi.common.provider.HeldAttempts;
+import dev.jobapi.worker.config.WorkerConfig;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.Transactional;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.hibernate.Session;
+
+/**
+ * Caps on calls in flight (issue 32): a provider's ({@code jobapi.provider.<name>.max-in-flight})
+ * and an owner's (owner_share, or {@code jobapi.provider-gate.owner-max-in-flight}), across every
+ * worker. A call is in flight from its claim until its outcome is recorded, or its lease runs out (a
+ * dead worker's call stops counting with its lease). The claim asks here in its own transaction,
+ * holding a transaction-scoped advisory lock per capped provider and owner, so two claims never both
+ * take the last slot. A claim past a cap is held, like a shut gate (rule 21), never failed; the
+ * gate's round announces held attempts again as slots free up.
+ */
+@ApplicationScoped
+public class InFlightCaps {
+
+    /**
+     * Providers whose held attempts wait for something else: a pause (rule 19), a breaker not closed
+     * or an announced limit (rule 21). A free slot does not announce theirs, which would only be held
+     * again; their own resume or reopening does.
+     */
+    static final String SHUT = "SELECT provider FROM provider_pause UNION SELECT provider FROM provider_health"
+            + " WHERE state <> 'closed' OR limited_until > statement_timestamp()";
+
+    private static final String IN_FLIGHT =
+            "a.state = 'starting' AND a.lease_owner IS NOT NULL" + " AND a.lease_expires_at > statement_timestamp()";
+
+    private final EntityManager em;
+    private final HeldAttempts held;
+    private final WorkerConfig config;
+
+    InFlightCaps(EntityManager em, HeldAttempts held, WorkerConfig config) {
+        this.em = em;
+        this.held = held;
+        this.config = config;
+    }
+
+    /** In the claim's transaction: why this call may not go now, if a cap is reached. */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public Optional<String> refusal(String provider, String owner) {
+        return session().doReturningWork(connection -> {
+            Optional<Integer> providerCap = providerCap(provider);
+            if (providerCap.isPresent()) {
+                lock(connection, "in-flight provider", provider);
+                long calls = count(
+                        connection, "SELECT count(*) FROM attempt a WHERE a.provider = ? AND " + IN_FLIGHT, provider);
+                if (calls >= providerCap.get()) {
+                    return Optional.of("provider " + provider + " has " + calls + " calls in flight, its cap");
+                }
+            }
+            Optional<Integer> ownerCap = ownerCap(connection, owner);
+            if (ownerCap.isPresent()) {
+                lock(connection, "in-flight owner", owner);
+                long calls = count(
+                        connection,
+                        "SELECT count(*) FROM attempt a JOIN job j ON j.id = a.job_id WHERE j.owner_id = ? AND "
+                                + IN_FLIGHT,
+                        owner);
+                if (calls >= ownerCap.get()) {
+                    return Optional.of("owner " + owner + " has " + calls + " calls in flight, their cap");
+                }
+            }
+            return Optional.empty();
+        });
+    }
+
+    /**
+     * One round of the gate's loop: for each capped provider and each capped owner with held
+     * attempts, announces again as many of them as there are free slots.
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public void announceFreed() {
+        for (Map.Entry<String, WorkerConfig.Provider> provider :
+                config.provider().entrySet()) {
+            Optional<Integer> cap = provider.getValue().maxInFlight();
+            if (cap.isPresent() && !shut(provider.getKey())) {
+                long calls = ((Number) em.createNativeQuery(
+                                        "SELECT count(*) FROM attempt a WHERE a.provider = ?1 AND " + IN_FLIGHT)
+                                .setParameter(1, provider.getKey())
+                                .getSingleResult())
+                        .longValue();
+                if (calls < cap.get()) {
+                    held.announceAgain(provider.getKey(), (int) (cap.get() - calls));
+                }
+            }
+        }
+        // Owners with held attempts and a cap: each one's free slots.
+        @SuppressWarnings("unchecked")
+        List<Object[]> owners = em.createNativeQuery("SELECT j.owner_id, coalesce(s.max_in_flight, NULLIF(?1, 0))"
+                        + " - (SELECT count(*) FROM attempt a JOIN job o ON o.id = a.job_id WHERE o.owner_id = j.owner_id"
+                        + " AND " + IN_FLIGHT + ")"
+                        + " FROM attempt h JOIN job j ON j.id = h.job_id LEFT JOIN owner_share s ON s.owner_id = j.owner_id"
+                        + " WHERE h.state = 'starting' AND h.lease_owner IS NULL AND h.provider NOT IN (" + SHUT + ")"
+                        + " AND coalesce(s.max_in_flight, NULLIF(?1, 0)) IS NOT NULL"
+                        + " GROUP BY j.owner_id, s.max_in_flight")
+                .setParameter(1, config.providerGate().ownerMaxInFlight().orElse(0)) // 0: no default cap
+                .getResultList();
+        for (Object[] owner : owners) {
+            int free = ((Number) owner[1]).intValue();
+            if (free > 0) {
+                held.announceAgainOfOwner((String) owner[0], free, SHUT);
+            }
+        }
+    }
+
+    private boolean shut(String provider) {
+        return !em.createNativeQuery("SELECT 1 FROM (" + SHUT + ") shut WHERE provider = ?1")
+                .setParameter(1, provider)
+                .getResultList()
+                .isEmpty();
+    }
+
+    private Optional<Integer> providerCap(String provider) {
+        WorkerConfig.Provider settings = config.provider().get(provider);
+        return settings == null ? Optional.empty() : settings.maxInFlight();
+    }
+
+    private Optional<Integer> ownerCap(Connection connection, String owner) throws SQLException {
+        try (PreparedStatement read =
+                connection.prepareStatement("SELECT max_in_flight FROM owner_share WHERE owner_id = ?")) {
+            read.setString(1, owner);
+            try (ResultSet row = read.executeQuery()) {
+                if (row.next() && row.getObject(1) != null) {
+                    return Optional.of(row.getInt(1));
+                }
+            }
+        }
+        return config.providerGate().ownerMaxInFlight();
+    }
+
+    private static void lock(Connection connection, String what, String name) throws SQLException {
+        try (PreparedStatement lock =
+                connection.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))")) {
+            lock.setString(1, what);
+            lock.setString(2, name);
+            lock.execute();
+        }
+    }
+
+    private static long count(Connection connection, String sql, String value) throws SQLException {
+        try (PreparedStatement count = connection.prepareStatement(sql)) {
+            count.setString(1, value);
+            try (ResultSet row = count.executeQuery()) {
+                row.next();
+                return row.getLong(1);
+            }
+        }
+    }
+
+    private Session session() {
+        return em.unwrap(Session.class);
+    }
+}
