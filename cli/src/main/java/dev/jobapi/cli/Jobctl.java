@@ -43,6 +43,7 @@ import picocli.CommandLine.Spec;
             FallbackCommand.class,
             SpendCommand.Budgets.class,
             SpendCommand.Prices.class,
+            SpendCommand.Owners.class,
             WebhooksCommand.class,
             BulkCommand.class,
             CommandLine.HelpCommand.class

@@ -2,6 +2,7 @@ package dev.jobapi.cli;
 
 import dev.jobapi.client.model.Budget;
 import dev.jobapi.client.model.OwnerBudgets;
+import dev.jobapi.client.model.OwnerShare;
 import dev.jobapi.client.model.Price;
 import java.io.PrintWriter;
 import java.math.BigDecimal;
@@ -14,7 +15,10 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
-/** {@code jobctl budgets} and {@code jobctl prices}: money budgets per owner and the price table (operators). */
+/**
+ * {@code jobctl budgets}, {@code jobctl prices} and {@code jobctl owners}: money budgets per owner, the
+ * price table and owners' shares of the workers (operators).
+ */
 final class SpendCommand {
 
     private SpendCommand() {}
@@ -137,6 +141,58 @@ final class SpendCommand {
                     price.effectiveFrom(),
                     price.setBy(),
                     price.reason());
+        }
+    }
+
+    @Command(
+            name = "owners",
+            description = "Owners' shares of the workers: the weight of their turns and their cap on calls in flight"
+                    + " (operators; docs/design.md, \"Fair share\").")
+    static final class Owners {
+
+        @ParentCommand
+        Jobctl jobctl;
+
+        @Spec
+        CommandSpec spec;
+
+        @Command(name = "show", description = "OWNER's weight and cap on calls in flight.")
+        int show(@Parameters(paramLabel = "OWNER") String owner, @Mixin OutputFormat output) {
+            OwnerShare share = jobctl.client(Jobctl.OPERATOR).ownerShare(owner);
+            if (output.json()) {
+                JobsCommand.printJson(spec, share);
+                return ExitCodes.OK;
+            }
+            print(spec.commandLine().getOut(), share);
+            return ExitCodes.OK;
+        }
+
+        @Command(
+                name = "set",
+                description = "Set OWNER's weight and cap from the next relay round and claim on. Audited.")
+        int set(
+                @Parameters(paramLabel = "OWNER") String owner,
+                @Option(names = "--weight", required = true, description = "Jobs per relay turn, 1-100.") int weight,
+                @Option(names = "--max-in-flight", description = "Calls in flight at once; absent: the default.")
+                        Integer maxInFlight,
+                @Option(names = "--reason", required = true, description = "Why (audited).") String reason,
+                @Mixin OutputFormat output) {
+            OwnerShare share = jobctl.client(Jobctl.OPERATOR).setOwnerShare(owner, weight, maxInFlight, reason);
+            if (output.json()) {
+                JobsCommand.printJson(spec, share);
+                return ExitCodes.OK;
+            }
+            print(spec.commandLine().getOut(), share);
+            return ExitCodes.OK;
+        }
+
+        private static void print(PrintWriter out, OwnerShare share) {
+            out.printf(
+                    "%s: weight %d, calls in flight %s%s%n",
+                    share.owner(),
+                    share.weight(),
+                    share.maxInFlight() == null ? "the default" : "at most " + share.maxInFlight(),
+                    share.setBy() == null ? "" : " (" + share.setBy() + ": " + share.reason() + ")");
         }
     }
 }

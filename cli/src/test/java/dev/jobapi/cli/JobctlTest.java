@@ -209,6 +209,24 @@ class JobctlTest {
     }
 
     @Test
+    void ownersSetSendsTheWeightAndCapAndSaysWhatIsInForce() throws IOException {
+        String url = api(new String[] {
+            "200",
+            "{\"owner\":\"alice\",\"weight\":3,\"maxInFlight\":4,\"setBy\":\"otto\",\"reason\":\"team\","
+                    + "\"updatedAt\":\"2026-12-04T10:00:00Z\"}"
+        });
+
+        assertThat(run("owners", url, "set", "alice", "--weight", "3", "--max-in-flight", "4", "--reason", "team"))
+                .isZero();
+
+        assertThat(requests)
+                .singleElement()
+                .asString()
+                .isEqualTo("PUT /admin/owners/alice/share {\"maxInFlight\":4,\"reason\":\"team\",\"weight\":3}");
+        assertThat(out.toString()).contains("alice: weight 3, calls in flight at most 4 (otto: team)");
+    }
+
+    @Test
     void budgetsSetSendsTheLimitAndSaysWhereTheBudgetStands() throws IOException {
         String url = api(new String[] {
             "200",

@@ -21,6 +21,7 @@ import dev.jobapi.client.model.JobState;
 import dev.jobapi.client.model.KillSwitch;
 import dev.jobapi.client.model.NewJob;
 import dev.jobapi.client.model.OwnerBudgets;
+import dev.jobapi.client.model.OwnerShare;
 import dev.jobapi.client.model.Price;
 import dev.jobapi.client.model.ProviderPauseState;
 import dev.jobapi.client.model.ProviderStatus;
@@ -533,6 +534,28 @@ public final class JobApiClient {
                         Safety.IDEMPOTENT,
                         Map.of())),
                 Budget.class);
+    }
+
+    /** An owner's weight and cap on calls in flight (operators). */
+    public OwnerShare ownerShare(String owner) {
+        return read(get("/admin/owners/" + segment(owner) + "/share"), OwnerShare.class);
+    }
+
+    /** Sets an owner's weight (1-100) and cap on calls in flight (null: the default); audited. */
+    public OwnerShare setOwnerShare(String owner, int weight, Integer maxInFlight, String reason) {
+        ObjectNode change = MAPPER.createObjectNode().put("weight", weight).put("reason", reason);
+        if (maxInFlight != null) {
+            change.put("maxInFlight", maxInFlight);
+        }
+        return read(
+                send(new Call(
+                        "PUT",
+                        "/admin/owners/" + segment(owner) + "/share",
+                        bytes(change),
+                        null,
+                        Safety.IDEMPOTENT,
+                        Map.of())),
+                OwnerShare.class);
     }
 
     /** The price in force for each provider and model (operators). */
