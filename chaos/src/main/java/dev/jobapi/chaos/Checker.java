@@ -503,8 +503,9 @@ final class Checker {
     private void webhooks() throws SQLException {
         List<WebhookChecks.EndedJob> ended = new ArrayList<>();
         rows(
-                "SELECT id, owner_id, state FROM job WHERE state IN ('completed', 'cancelled') ORDER BY id",
-                rs -> ended.add(new WebhookChecks.EndedJob(rs.getString(1), rs.getString(2), rs.getString(3))));
+                "SELECT id, owner_id, state FROM job WHERE state = ANY(?) ORDER BY id",
+                rs -> ended.add(new WebhookChecks.EndedJob(rs.getString(1), rs.getString(2), rs.getString(3))),
+                States.TERMINAL_JOBS);
         Map<WebhookChecks.Key, String> deliveries = new HashMap<>();
         List<String> failed = violations.get(Invariant.WEBHOOK_DELIVERY_FAILED);
         rows(

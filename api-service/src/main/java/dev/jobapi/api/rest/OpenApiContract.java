@@ -39,6 +39,9 @@ public class OpenApiContract implements OASFilter {
      */
     static final String OPERATORS_TAG = "Admin Resource";
 
+    /** The tag of the caller's webhook endpoints. */
+    static final String WEBHOOKS_TAG = "Webhooks";
+
     /** What every operation can answer: refused by the HTTP layer, or our failure. */
     private static final Map<String, String> EVERY_OPERATION = Map.of(
             "406", "not-acceptable: the Accept header names no type this operation produces",
@@ -62,6 +65,11 @@ public class OpenApiContract implements OASFilter {
                 .forEach(tag -> tag.setDescription("Operators' endpoints (role operator): the automatic"
                         + " fallback switch, dead letters, quarantined attempts, provider acceptance and the"
                         + " audit trail. Every change is audited."));
+        openAPI.getTags().stream()
+                .filter(tag -> tag.getName().equals(WEBHOOKS_TAG))
+                .forEach(tag -> tag.setDescription("Your webhook endpoints: each gets your jobs' events of the kinds"
+                        + " it wants, signed as Standard Webhooks 1.0 specifies (webhook-id, webhook-timestamp,"
+                        + " webhook-signature v1), retried with the same webhook-id until answered 2xx."));
         openAPI.getComponents().addSchema(PROBLEM_SCHEMA, problemSchema());
         openAPI.getComponents()
                 .addSecurityScheme(

@@ -7,6 +7,7 @@ import dev.jobapi.api.security.CurrentCaller;
 import dev.jobapi.api.webhook.WebhookDelivery;
 import dev.jobapi.api.webhook.WebhookEndpoint;
 import dev.jobapi.api.webhook.WebhookEndpoints;
+import dev.jobapi.common.webhook.WebhookDeliveryState;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
@@ -20,7 +21,6 @@ import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.List;
-import java.util.Set;
 import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
@@ -38,14 +38,13 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
  */
 @APIResponse(responseCode = "401", description = "Missing, expired or foreign token (unauthenticated)")
 @Path("/webhooks")
-@Tag(name = "Webhooks")
+@Tag(name = OpenApiContract.WEBHOOKS_TAG)
 @RolesAllowed({Caller.USER, Caller.REVIEWER, Caller.OPERATOR})
 @Produces(MediaType.APPLICATION_JSON)
 public class WebhookResource {
 
     static final int DELIVERY_PAGE = 50;
     static final int MAX_DELIVERY_PAGE = 500;
-    private static final Set<String> DELIVERY_STATES = Set.of("pending", "delivered", "failed");
 
     /** A new endpoint. */
     @Schema(name = "NewWebhookEndpoint")
@@ -185,7 +184,7 @@ public class WebhookResource {
                     @QueryParam("limit")
                     String limitValue) {
         UUID endpoint = endpointId(id);
-        if (state != null && !DELIVERY_STATES.contains(state)) {
+        if (state != null && WebhookDeliveryState.fromWireName(state).isEmpty()) {
             throw new ProblemException(
                     Problem.INVALID_QUERY, "state must be one of pending, delivered, failed; was '" + state + "'.");
         }

@@ -6,6 +6,7 @@ import dev.jobapi.common.acceptance.AcceptanceState;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.job.JobState;
 import dev.jobapi.common.provider.ProviderHealth;
+import dev.jobapi.common.webhook.WebhookDeliveryState;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,7 +40,8 @@ class SqlStateLiteralsTest {
                     Arrays.stream(JobState.values()).map(JobState::wireName),
                     Arrays.stream(AttemptState.values()).map(AttemptState::wireName),
                     Arrays.stream(AcceptanceState.values()).map(AcceptanceState::wireName),
-                    Arrays.stream(ProviderHealth.BreakerState.values()).map(ProviderHealth.BreakerState::wireName))
+                    Arrays.stream(ProviderHealth.BreakerState.values()).map(ProviderHealth.BreakerState::wireName),
+                    Arrays.stream(WebhookDeliveryState.values()).map(WebhookDeliveryState::wireName))
             .flatMap(names -> names)
             .collect(Collectors.toSet());
 
