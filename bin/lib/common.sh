@@ -19,7 +19,8 @@ else
   _c_bold='' _c_warn='' _c_err='' _c_off=''
 fi
 
-step() { printf '%s==> %s%s\n' "$_c_bold" "$*" "$_c_off"; }
+# Each step says how far into the script it starts, so a slow CI run shows where its time went.
+step() { printf '%s==> %s%s [%dm%02ds]\n' "$_c_bold" "$*" "$_c_off" $((SECONDS / 60)) $((SECONDS % 60)); }
 info() { printf '    %s\n' "$*"; }
 warn() { printf '%s!!  %s%s\n' "$_c_warn" "$*" "$_c_off" >&2; }
 die()  { printf '%sxx  %s%s\n' "$_c_err" "$*" "$_c_off" >&2; exit 1; }

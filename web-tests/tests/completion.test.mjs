@@ -1,5 +1,6 @@
-// A job that completes shows its winner, the provider-reported usage and the patch, with the
-// +/- lines marked; the screenshot of that page is kept in docs/screenshots/completed-job.png.
+// A job that completes shows its winner, the provider-reported usage, what the attempt cost at the
+// price an operator set and the job's total, and the patch, with the +/- lines marked; the
+// screenshot of that page is kept in docs/screenshots/completed-job.png.
 
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
@@ -10,12 +11,16 @@ import {
   REPO_ROOT,
   assertNoPageErrors,
   eventually,
+  apiGet,
   jobIdOf,
+  micros,
   newPage,
+  setPrice,
   signIn,
   startBrowser,
   token,
   unique,
+  usdText,
   visibleActions,
   waitForJobState,
 } from './support.mjs';
@@ -28,7 +33,9 @@ after(async () => {
   await browser?.close();
 });
 
-test('a completed job shows the winner, its usage and the diff', async () => {
+test('a completed job shows the winner, its usage, its cost and the diff', async () => {
+  // Two and four dollars per million tokens: every cost is a whole number of millionths.
+  const price = await setPrice('fake-a', 2, 4);
   const page = await newPage(browser);
   const bearer = token(unique('web-done'));
   await signIn(page, bearer);
@@ -48,6 +55,21 @@ test('a completed job shows the winner, its usage and the diff', async () => {
   assert.equal(await row.getByTestId('attempt-winner').count(), 1, 'the succeeded attempt is marked winner');
   assert.match(await row.getByTestId('attempt-usage').innerText(), /^\d+ \/ \d+\s+reported by provider$/);
   assert.notEqual(await row.getByTestId('attempt-remote-id').innerText(), '—');
+
+  // The cost is the API's costUsd: the reported tokens at the price in force at the claim.
+  const attempt = (await apiGet(`/jobs/${jobIdOf(page.url())}`, bearer)).attempts[0];
+  const { promptTokens, completionTokens } = attempt.usage;
+  assert.equal(
+    micros(attempt.costUsd),
+    promptTokens * price.inputUsdPerMillionTokens + completionTokens * price.outputUsdPerMillionTokens,
+    'the attempt was charged at the price just set',
+  );
+  const cost = row.getByTestId('attempt-cost');
+  assert.equal(micros(await cost.getAttribute('data-usd')), micros(attempt.costUsd), 'the attempt shows its cost');
+  assert.equal(await cost.innerText(), usdText(attempt.costUsd));
+  const total = page.getByTestId('job-cost');
+  assert.equal(micros(await total.getAttribute('data-usd')), micros(attempt.costUsd));
+  assert.equal(await total.innerText(), `${usdText(attempt.costUsd)} for 1 attempt`);
   assert.match(await page.getByTestId('job-winner').innerText(), /Attempt 1 \(fake-a\)/);
   assert.deepEqual(await visibleActions(page), [], 'a completed job has no buttons');
   assert.equal(await page.getByTestId('job-polling').innerText(), '', 'polling stopped');

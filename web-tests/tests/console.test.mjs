@@ -46,6 +46,9 @@ const ADMIN_READS = [
   '/admin/audit',
   '/admin/spend',
   '/admin/bulk',
+  '/admin/budgets/someone',
+  '/admin/owners/someone/share',
+  '/admin/prices',
 ];
 
 let browser;
@@ -613,6 +616,19 @@ test('spend per provider per day is drawn from GET /admin/spend, and the console
   const row = page.locator(`[data-testid="dlq-row"][data-job-id="${letter.jobId}"]`);
   await row.waitFor();
   await row.getByTestId('dlq-select').check();
+  // An owner's budgets in the picture too (money.test.mjs checks their figures).
+  const owner = unique('web-photo-owner');
+  for (const [period, limitUsd] of [['day', 5], ['month', 100]]) {
+    const set = await fetch(`${API}/admin/budgets/${owner}/${period}`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ limitUsd, reason: 'web test photo' }),
+    });
+    assert.equal(set.status, 200);
+  }
+  await page.getByTestId('budgets-owner').fill(owner);
+  await page.getByTestId('budgets-show').click();
+  await page.locator('[data-testid="budget-row"][data-period="month"]').waitFor();
   const dir = path.join(REPO_ROOT, 'docs', 'screenshots');
   await mkdir(dir, { recursive: true });
   await page.getByTestId('console').screenshot({ path: path.join(dir, 'operator-console.png') });

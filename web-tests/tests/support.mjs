@@ -147,3 +147,45 @@ export async function eventually(predicate, message, timeout = 20_000) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** The API called directly with a JSON body and any method: `{status, body}`. */
+export async function apiSend(method, pathname, json, bearer) {
+  const response = await fetch(API + pathname, {
+    method,
+    headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(json),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
+/**
+ * A new price version for a fake provider's model (its model is its name), in US dollars per
+ * million tokens, set by an operator: attempts claimed from now on are charged at it.
+ */
+export async function setPrice(provider, input, output) {
+  const operator = token(unique('web-pricer'), 'operator');
+  const r = await apiSend(
+    'PUT',
+    `/admin/prices/${provider}`,
+    { model: provider, inputUsdPerMillionTokens: input, outputUsdPerMillionTokens: output, reason: 'web test prices' },
+    operator,
+  );
+  assert.equal(r.status, 200, `PUT /admin/prices/${provider}: ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** US dollars as the page writes them (dom.js `usd`): cents always, up to 6 decimals. */
+export function usdText(amount) {
+  return new Intl.NumberFormat('en-US', {
+    style: 'currency',
+    currency: 'USD',
+    minimumFractionDigits: 2,
+    maximumFractionDigits: 6,
+  }).format(Number(amount));
+}
+
+/** Whole millionths of a dollar, to compare amounts exactly. */
+export function micros(amount) {
+  return Math.round(Number(amount) * 1e6);
+}

@@ -8,7 +8,7 @@
 import * as api from './api.js';
 import * as drafts from './drafts.js';
 import * as operatorConsole from './console.js';
-import { h, timeElement } from './dom.js';
+import { fromMicros, h, micros, timeElement, usd } from './dom.js';
 import { problemElement } from './problems.js';
 
 /** The providers a job may name, the default first, as GET /me says: the page keeps no list of its own. */
@@ -432,6 +432,7 @@ function renderJob(job) {
     ? `Attempt ${attempts.indexOf(winner) + 1} (${winner.provider})`
     : job.winningAttemptId || 'None yet';
   $('attempts-body').replaceChildren(...attempts.map((a, i) => attemptRow(a, i, job)));
+  renderCost(job, attempts);
 
   renderActions(job, attempts);
   if ((job.actions || []).includes('fetch_output')) loadOutput(job);
@@ -441,6 +442,65 @@ function renderJob(job) {
     resumeAttemptDraft(job);
   }
   if (previous !== null && previous !== job.state) refreshJobs();
+}
+
+/**
+ * A reservation is held while the call may still report usage: from the claim (`starting`) until
+ * its usage is known (an `unknown` or quarantined attempt keeps it). The API says what was reserved,
+ * not whether it is still held, so the page shows it only for attempts in those states with no cost.
+ */
+function reservationHeld(a) {
+  return a.costUsd == null && a.reservedUsd != null && (a.state === 'starting' || a.state === 'unknown');
+}
+
+/** What an attempt cost (costUsd), or the most it may cost while its call is under way (reservedUsd). */
+function costCell(a) {
+  if (a.costUsd != null) {
+    return h('td', { 'data-testid': 'attempt-cost', 'data-usd': a.costUsd, text: usd(a.costUsd) });
+  }
+  if (reservationHeld(a)) {
+    return h('td', {
+      'data-testid': 'attempt-cost',
+      'data-reserved-usd': a.reservedUsd,
+      title: "Reserved in the owner's budgets at the claim: the most this call can cost",
+      text: `up to ${usd(a.reservedUsd)} reserved`,
+    });
+  }
+  return h('td', { 'data-testid': 'attempt-cost', text: '—' });
+}
+
+/**
+ * The job's cost: the sum of its listed attempts' costs (exact, in millionths), what calls under
+ * way hold besides, and how many attempts carry no cost (no usage reported, or no price in force).
+ */
+function renderCost(job, attempts) {
+  let spent = 0;
+  let reserved = 0;
+  let costed = 0;
+  let holding = 0;
+  for (const a of attempts) {
+    if (a.costUsd != null) {
+      spent += micros(a.costUsd);
+      costed++;
+    } else if (reservationHeld(a)) {
+      reserved += micros(a.reservedUsd);
+      holding++;
+    }
+  }
+  const cell = $('job-cost');
+  cell.dataset.usd = fromMicros(spent);
+  cell.dataset.reservedUsd = fromMicros(reserved);
+  const parts = [];
+  if (costed) parts.push(`${usd(fromMicros(spent))} for ${costed === 1 ? '1 attempt' : `${costed} attempts`}`);
+  if (holding) {
+    parts.push(`up to ${usd(fromMicros(reserved))} reserved by ${holding === 1 ? 'the call' : `${holding} calls`} under way`);
+  }
+  const uncosted = attempts.length - costed - holding;
+  if (!parts.length) parts.push(attempts.length ? 'no cost reported' : 'nothing yet');
+  else if (uncosted) parts.push(`${uncosted === 1 ? '1 attempt' : `${uncosted} attempts`} without a cost`);
+  const total = job.attemptsTotal ?? attempts.length;
+  if (total > attempts.length) parts.push(`counting the newest ${attempts.length} of ${total} attempts`);
+  cell.textContent = parts.join('; ');
 }
 
 function attemptRow(a, index, job) {
@@ -471,6 +531,7 @@ function attemptRow(a, index, job) {
       h('span', { text: usage }),
       source ? h('span', { class: 'hint block', 'data-testid': 'attempt-usage-source', text: source }) : null,
     ),
+    costCell(a),
     h('td', {}, timeElement(a.createdAt)),
   );
 }

@@ -1,5 +1,6 @@
 // The operator console: dead letters, bulk actions by filter, quarantined attempts, the kill switch,
-// providers' acceptance and pause, the audit trail and spend per provider per day.
+// providers' acceptance, pause, gate and limits, the audit trail, spend per provider per day, and an
+// owner's money budgets and share of the workers with the prices calls are charged at.
 //
 // As in the job view, the server decides what is drawn: GET /me names the console sections it
 // serves this caller (none without the operator role), and only those are shown and read. Every
@@ -13,7 +14,7 @@
 // offers a new dry run. "Replay all" in the dead letters is the bulk dlq-replay with the empty filter.
 
 import * as api from './api.js';
-import { h, time, timeElement } from './dom.js';
+import { count, h, time, timeElement, usd } from './dom.js';
 import { problemElement } from './problems.js';
 
 /** How often the open console reads dead letters, quarantine and the kill switch again (ms). */
@@ -28,7 +29,7 @@ const BULK_LISTED = 20;
 const REASON_MAX = 500;
 /** Audit rows drawn at once; the filters narrow the newest 200 records read. */
 const AUDIT_ROWS = 25;
-const SECTIONS = ['dead_letters', 'quarantine', 'kill_switch', 'providers', 'audit', 'spend'];
+const SECTIONS = ['dead_letters', 'quarantine', 'kill_switch', 'providers', 'audit', 'spend', 'budgets'];
 
 const $ = (id) => document.getElementById(id);
 
@@ -44,6 +45,10 @@ const state = {
   runs: new Map(),
   /** Where bulk actions are asked for, confirmed and followed (bulkFlow), by prefix: dlq and bulk. */
   flows: {},
+  /** The owner whose budgets and share the budgets section shows, once one was asked for. */
+  owner: '',
+  /** The price in force per provider (GET /admin/prices), to offer its model when a price is set. */
+  prices: [],
 };
 
 function show(container, problem, extra) {
@@ -81,6 +86,7 @@ export function start({ me, onUnauthenticated }) {
   if (has('providers')) readProviders();
   if (has('audit')) readAudit();
   if (has('spend')) readSpend();
+  if (has('budgets')) startBudgets(me);
 }
 
 export function stop() {
@@ -91,12 +97,17 @@ export function stop() {
   state.runs.clear();
   state.replaying = false;
   state.deadLetters = 0;
+  state.owner = '';
+  state.prices = [];
+  $('budgets-owner-view').hidden = true;
+  $('budgets-status').textContent = '';
   for (const flow of Object.values(state.flows)) resetFlow(flow);
   $('console').hidden = true;
   $('console-bulk').hidden = true;
   $('providers-confirm').hidden = true;
   const drawn = ['dlq-body', 'quarantine-body', 'providers-body', 'audit-body', 'spend-chart', 'bulk-recent-body'];
-  for (const id of [...drawn, 'providers-confirm']) $(id).replaceChildren();
+  const budgetsDrawn = ['budgets-body', 'prices-body', 'budgets-problem', 'prices-problem', 'share-set'];
+  for (const id of [...drawn, ...budgetsDrawn, 'providers-confirm']) $(id).replaceChildren();
 }
 
 function has(section) {
@@ -897,8 +908,38 @@ function gateText(health) {
   if (health.limitedUntil) {
     return `rate limited until ${new Date(health.limitedUntil).toLocaleTimeString()}`;
   }
-  const next = health.retryAt ? `, next probe ${new Date(health.retryAt).toLocaleTimeString()}` : '';
-  return `breaker ${health.breaker.replace('_', ' ')}${next}`;
+  if (health.breaker === 'half_open') {
+    return `breaker half open, probes: ${health.probeCalls} counted (${health.probeFaults} faults), `
+      + `${health.probesUnderWay} under way`;
+  }
+  const next = health.retryAt ? `, probes at ${new Date(health.retryAt).toLocaleTimeString()}` : '';
+  return `breaker ${health.breaker}${next}`;
+}
+
+/**
+ * A provider's calls in flight and its load against the limits it has (GET /admin/providers `limits`,
+ * `usage`; a null limit is none): "3/8 in flight · 41/60 rpm · 9k/100k tpm", or "0 in flight" for a
+ * provider with no limit. Null when the answer carries neither, so nothing is drawn.
+ */
+function limitsText(limits, usage) {
+  if (!limits && !usage) return null;
+  const l = limits || {};
+  const u = usage || {};
+  const parts = [
+    figure(u.inFlight, l.maxInFlight, ' in flight', String, true),
+    figure(u.requestsThisMinute, l.requestsPerMinute, ' rpm', String, false),
+    figure(u.tokensThisMinute, l.tokensPerMinute, ' tpm', count, false),
+  ].filter(Boolean);
+  return parts.length ? parts.join(' · ') : null;
+}
+
+/** "used/limit unit"; without a limit "used unit" when `always`, else null (nothing to measure against). */
+function figure(used, limit, unit, format, always) {
+  const known = (v) => v !== null && v !== undefined;
+  if (known(used) && known(limit)) return `${format(used)}/${format(limit)}${unit}`;
+  if (known(limit)) return `at most ${format(limit)}${unit}`;
+  if (known(used) && always) return `${format(used)}${unit}`;
+  return null;
 }
 
 function providerRow(p) {
@@ -923,7 +964,7 @@ function providerRow(p) {
       'data-accepted': String(p.accepted),
       'data-paused': String(Boolean(p.paused)),
     },
-    h('th', { scope: 'row', text: p.name }),
+    h('th', { scope: 'row' }, p.name, limitsLine(p)),
     h('td', { 'data-testid': 'provider-pause-state' }, ...pauseCell(p)),
     h(
       'td',
@@ -955,6 +996,17 @@ function providerRow(p) {
     h('td', {}, results(run)),
     h('td', {}, button),
   );
+}
+
+function limitsLine(p) {
+  const text = limitsText(p.limits, p.usage);
+  if (!text) return null;
+  return h('span', {
+    class: 'hint block',
+    'data-testid': 'provider-limits',
+    title: 'Now, against its limits: calls in flight, requests (rpm) and tokens (tpm) in the current minute',
+    text,
+  });
 }
 
 /** "Paused by X at T: reason" and Resume, or Pause (rule 19: the provider's attempts are held meanwhile). */
@@ -1213,6 +1265,223 @@ function drawSpend(spend) {
   $('spend-chart').replaceChildren(chart, rows.length ? legend : h('p', { class: 'hint', text: 'Nothing spent in these days.' }));
 }
 
+// ------------------------------------------------------------------ budgets ---
+
+/** The prices are read at once; an owner's budgets and share once the operator names the owner. */
+function startBudgets(me) {
+  const providers = Array.isArray(me.providers) ? me.providers : [];
+  $('price-provider').replaceChildren(...providers.map((p) => h('option', { value: p, text: p })));
+  readPrices();
+}
+
+function showOwner(event) {
+  event.preventDefault();
+  const owner = $('budgets-owner').value.trim();
+  if (!owner) return;
+  state.owner = owner;
+  $('budgets-status').textContent = '';
+  readOwner();
+}
+
+/** GET /admin/budgets/{owner} and GET /admin/owners/{owner}/share, drawn together. */
+async function readOwner() {
+  const owner = state.owner;
+  if (!owner) return;
+  const path = encodeURIComponent(owner);
+  const problem = $('budgets-problem');
+  const [budgets, share] = await Promise.all([
+    call('GET', `/admin/budgets/${path}`, {}, null),
+    call('GET', `/admin/owners/${path}/share`, {}, null),
+  ]);
+  if (!budgets || !share || owner !== state.owner) return;
+  const failed = [budgets, share].find((r) => !r.ok);
+  if (failed) {
+    show(problem, failed.problem);
+    return;
+  }
+  problem.replaceChildren();
+  $('budgets-owner-view').hidden = false;
+  $('budgets-owner-name').textContent = owner;
+  const list = Array.isArray(budgets.body.budgets) ? budgets.body.budgets : [];
+  $('budgets-body').replaceChildren(...list.map(budgetRow));
+  $('budgets-empty').hidden = list.length > 0;
+  drawShare(share.body);
+}
+
+function budgetRow(b) {
+  const periodText = `${b.period}${b.periodStartsOn ? ` from ${b.periodStartsOn}` : ''}`;
+  return h(
+    'tr',
+    {
+      'data-testid': 'budget-row',
+      'data-period': b.period,
+      'data-provider': b.provider || '',
+      'data-past-soft': String(Boolean(b.pastSoftThreshold)),
+    },
+    h('th', { scope: 'row', 'data-testid': 'budget-period', text: periodText }),
+    h('td', { 'data-testid': 'budget-provider', text: b.provider ? b.provider : 'all providers' }),
+    money(b.limitUsd, 'budget-limit'),
+    money(b.spentUsd, 'budget-spent'),
+    money(b.reservedUsd, 'budget-reserved'),
+    money(b.remainingUsd, 'budget-remaining'),
+    h('td', {}, budgetBar(b)),
+    h(
+      'td',
+      { 'data-testid': 'budget-soft' },
+      `${b.softPercent}%`,
+      b.pastSoftThreshold ? h('span', { class: 'badge state-needs_review block', text: 'past it' }) : null,
+    ),
+    h('td', { 'data-testid': 'budget-origin', text: b.defaultBudget ? "the deployment's default" : 'set for this owner' }),
+  );
+}
+
+function money(amount, testid) {
+  return h('td', { class: 'money', 'data-testid': testid, 'data-usd': amount ?? '', text: amount == null ? '—' : usd(amount) });
+}
+
+/**
+ * One bar per budget: the spent part, then the reserved part, on the limit's width, with a mark at
+ * the soft threshold. SVG attributes rather than a style attribute, which the CSP refuses.
+ */
+function budgetBar(b) {
+  const limit = Number(b.limitUsd);
+  const spent = Number(b.spentUsd) || 0;
+  const reserved = Number(b.reservedUsd) || 0;
+  const width = 160;
+  const scale = (v) => (limit > 0 ? Math.min(width, (v / limit) * width) : v > 0 ? width : 0);
+  const spentWidth = scale(spent);
+  const reservedWidth = Math.min(width - spentWidth, scale(reserved));
+  const percent = limit > 0 ? Math.round(((spent + reserved) / limit) * 100) : spent + reserved > 0 ? 100 : 0;
+  const bar = svg('svg', {
+    viewBox: `0 0 ${width} 14`,
+    class: 'budget-bar',
+    role: 'img',
+    'aria-label': `${percent}% of ${usd(b.limitUsd)} used: ${usd(spent)} spent, ${usd(reserved)} reserved; soft threshold at ${b.softPercent}%`,
+    'data-testid': 'budget-bar',
+    'data-percent': percent,
+  });
+  bar.append(svg('rect', { class: 'budget-room', x: 0, y: 0, width, height: 14 }));
+  if (spentWidth > 0) bar.append(svg('rect', { class: 'budget-spent', x: 0, y: 0, width: spentWidth, height: 14 }));
+  if (reservedWidth > 0) {
+    bar.append(svg('rect', { class: 'budget-reserved', x: spentWidth, y: 0, width: reservedWidth, height: 14 }));
+  }
+  const soft = (Math.min(100, Math.max(0, b.softPercent)) / 100) * width;
+  bar.append(svg('line', { class: 'budget-soft', x1: soft, y1: 0, x2: soft, y2: 14 }));
+  return bar;
+}
+
+function drawShare(share) {
+  $('share-weight').textContent = `${share.weight} (jobs per relay turn)`;
+  $('share-max').textContent = share.maxInFlight == null ? "the workers' default" : String(share.maxInFlight);
+  $('share-set').replaceChildren(
+    ...(share.setBy
+      ? [`by ${share.setBy} at `, timeElement(share.updatedAt), share.reason ? `: ${share.reason}` : '']
+      : ['never set for this owner (weight 1, no cap of its own)']),
+  );
+  $('share-weight-input').value = String(share.weight);
+  $('share-max-input').value = share.maxInFlight == null ? '' : String(share.maxInFlight);
+}
+
+async function readPrices() {
+  const r = await call('GET', '/admin/prices', {}, $('prices-problem'));
+  if (!r || !r.ok) return;
+  state.prices = Array.isArray(r.body) ? r.body : [];
+  $('prices-body').replaceChildren(
+    ...state.prices.map((p) =>
+      h(
+        'tr',
+        { 'data-testid': 'price-row', 'data-provider': p.provider, 'data-model': p.model },
+        h('th', { scope: 'row', text: p.provider }),
+        h('td', {}, h('code', { text: p.model })),
+        money(p.inputUsdPerMillionTokens, 'price-input-usd'),
+        money(p.outputUsdPerMillionTokens, 'price-output-usd'),
+        h('td', {}, timeElement(p.effectiveFrom)),
+        h('td', { text: p.setBy || '—' }),
+        h('td', { text: p.reason || '—' }),
+      ),
+    ),
+  );
+  $('prices-empty').hidden = state.prices.length > 0;
+  offerModel();
+}
+
+/** The price form offers the model the chosen provider is priced for now, if any. */
+function offerModel() {
+  const provider = $('price-provider').value;
+  const current = state.prices.find((p) => p.provider === provider);
+  if (current && !$('price-model').value) $('price-model').value = current.model;
+}
+
+/** A reason is required by every write here: the API audits it. */
+function reasonOf(input, what) {
+  const why = input.value.trim();
+  if (!why) {
+    input.setCustomValidity(`Say why: the ${what} is audited with it.`);
+    input.reportValidity();
+  }
+  return why;
+}
+
+/** One audited PUT from a form of this section; on success the form is reset and `after` runs. */
+async function put(form, path, json, problemBox, after) {
+  const button = form.querySelector('button[type="submit"]');
+  button.disabled = true;
+  const r = await call('PUT', path, { json }, problemBox);
+  button.disabled = false;
+  if (!r || !r.ok) return null;
+  after(r.body);
+  if (has('audit')) readAudit();
+  return r.body;
+}
+
+async function setBudget(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const reason = reasonOf($('budget-reason'), 'budget');
+  if (!reason || !state.owner) return;
+  const period = $('budget-period').value;
+  const json = { limitUsd: Number($('budget-limit').value), softPercent: Number($('budget-soft').value), reason };
+  await put(form, `/admin/budgets/${encodeURIComponent(state.owner)}/${period}`, json, $('budgets-problem'), (b) => {
+    $('budget-reason').value = '';
+    $('budgets-status').textContent = `The ${b.period} budget of ${state.owner} is ${usd(b.limitUsd)} from the next claim on.`;
+    readOwner();
+  });
+}
+
+async function setShare(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const reason = reasonOf($('share-reason'), 'share');
+  if (!reason || !state.owner) return;
+  const max = $('share-max-input').value.trim();
+  const json = { weight: Number($('share-weight-input').value), ...(max ? { maxInFlight: Number(max) } : {}), reason };
+  await put(form, `/admin/owners/${encodeURIComponent(state.owner)}/share`, json, $('budgets-problem'), (share) => {
+    $('share-reason').value = '';
+    $('budgets-status').textContent = `The share of ${state.owner} is weight ${share.weight} from the next relay round on.`;
+    drawShare(share);
+  });
+}
+
+async function setPrice(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const reason = reasonOf($('price-reason'), 'price');
+  if (!reason) return;
+  const provider = $('price-provider').value;
+  const json = {
+    model: $('price-model').value.trim(),
+    inputUsdPerMillionTokens: Number($('price-input').value),
+    outputUsdPerMillionTokens: Number($('price-output').value),
+    reason,
+  };
+  await put(form, `/admin/prices/${encodeURIComponent(provider)}`, json, $('prices-problem'), (p) => {
+    form.reset();
+    $('price-provider').value = provider;
+    $('budgets-status').textContent = `${p.provider} (${p.model}) is charged at the new price from the next claim on.`;
+    readPrices();
+  });
+}
+
 // -------------------------------------------------------------------- wiring ---
 
 export function init() {
@@ -1240,4 +1509,19 @@ export function init() {
   $('audit-refresh').addEventListener('click', () => readAudit());
   $('spend-refresh').addEventListener('click', () => readSpend());
   $('providers-refresh').addEventListener('click', () => readProviders());
+  $('budgets-owner-form').addEventListener('submit', showOwner);
+  $('budgets-refresh').addEventListener('click', () => {
+    readPrices();
+    readOwner();
+  });
+  $('budget-form').addEventListener('submit', setBudget);
+  $('share-form').addEventListener('submit', setShare);
+  $('price-form').addEventListener('submit', setPrice);
+  $('price-provider').addEventListener('change', () => {
+    $('price-model').value = '';
+    offerModel();
+  });
+  for (const id of ['budget-reason', 'share-reason', 'price-reason']) {
+    $(id).addEventListener('input', (e) => e.target.setCustomValidity(''));
+  }
 }

@@ -2,11 +2,15 @@
 // always shown next to the words, so a person can quote it and a test can find it. Codes not listed
 // here fall back to the server's title and detail.
 
+import { usd } from './dom.js';
+
 const MESSAGES = {
   'review-required':
     'Another attempt may still finish. A reviewer must decide before trying another provider.',
   'job-closed': 'This job is already finished or cancelled, so nothing more can be started or stopped on it.',
   'attempt-limit-reached': 'This job has had as many attempts as one job may have. Submit a new job to try again.',
+  'spend-budget-exceeded': 'Your money budget is used up (spent and reserved by calls under way). Try again later.',
+  'budget-exceeded': "Today's token budget is spent. New jobs start again tomorrow (UTC).",
   'fallback-disabled':
     'Trying another provider is switched off by an operator right now. Try again later.',
   'no-output': 'There is no patch to show yet: no attempt has won.',
@@ -26,11 +30,36 @@ const MESSAGES = {
   'network-error': 'The server did not answer. Check the connection and try again.',
 };
 
+/**
+ * Codes whose problem carries figures a person needs (docs/api.md#errors: extra members beside the
+ * standard ones): the message says them. A problem without its figures gets the plain text above.
+ */
+const WITH_FIGURES = {
+  'spend-budget-exceeded': (p) =>
+    has(p, 'limitUsd', 'spentUsd', 'reservedUsd') &&
+    `The ${p.period || ''} budget of ${usd(p.limitUsd)}${p.periodStartsOn ? ` (from ${p.periodStartsOn})` : ''} is used up: ` +
+      `${usd(p.spentUsd)} spent and ${usd(p.reservedUsd)} reserved by calls under way. ` +
+      'Nothing new starts until calls under way settle for less than they reserved, ' +
+      `an operator raises the budget, or the next ${p.period || 'period'} begins.`,
+  'budget-exceeded': (p) =>
+    has(p, 'budgetTokens', 'spentTokensToday') &&
+    `Today's token budget of ${p.budgetTokens} tokens is spent: providers reported ${p.spentTokensToday} tokens` +
+      (p.unknownSpendAttemptsToday ? `, and ${p.unknownSpendAttemptsToday} attempts have not reported theirs` : '') +
+      ` on ${p.day || 'this UTC day'}. New jobs start again tomorrow (UTC).`,
+  'attempt-limit-reached': (p) =>
+    has(p, 'attempts', 'limit') &&
+    `This job has had ${p.attempts} attempts, the most one job may have (${p.limit}). Submit a new job to try again.`,
+};
+
+function has(p, ...members) {
+  return members.every((m) => p[m] !== undefined && p[m] !== null);
+}
+
 /** { message, code, detail } for a problem object; detail only where it adds to the message. */
 export function describe(problem) {
   const p = problem || {};
   const code = typeof p.code === 'string' && p.code ? p.code : codeFromType(p.type);
-  const known = code && MESSAGES[code];
+  const known = code && ((WITH_FIGURES[code] && WITH_FIGURES[code](p)) || MESSAGES[code]);
   if (known) {
     return { message: known, code, detail: p.detail && p.detail !== known ? p.detail : '' };
   }

@@ -23,7 +23,10 @@ class ConsoleTest extends ApiTestSupport {
                 .statusCode(200)
                 .body("subject", equalTo("otto"))
                 .body("roles", contains("operator"))
-                .body("console", contains("dead_letters", "quarantine", "kill_switch", "providers", "audit", "spend"));
+                .body(
+                        "console",
+                        contains(
+                                "dead_letters", "quarantine", "kill_switch", "providers", "audit", "spend", "budgets"));
         as(Tokens.user("alice"))
                 .get("/me")
                 .then()

@@ -141,6 +141,57 @@ class ProviderAdminTest extends ApiTestSupport {
                 .body("find { it.name == 'fake-anthropic' }.health.open", equalTo(true));
     }
 
+    /** Rule 21: a half-open breaker shows its probe calls counted, their faults, and those under way. */
+    @Test
+    void aHalfOpenBreakersProbesAreShown() {
+        execute("INSERT INTO provider_health (provider, state, window_started_at, opened_at, retry_at, probe_calls,"
+                + " probe_faults, last_fault, updated_at) VALUES ('fake-a', 'half_open', now(), now(), now(), 2, 1,"
+                + " 'provider answered 503', now())");
+        execute("INSERT INTO provider_probe (attempt_id, provider, claimed_at) VALUES (gen_random_uuid(), 'fake-a',"
+                + " now()), (gen_random_uuid(), 'fake-a', now())");
+
+        as(otto).get("/admin/providers")
+                .then()
+                .statusCode(200)
+                .body("find { it.name == 'fake-a' }.health.breaker", equalTo("half_open"))
+                .body("find { it.name == 'fake-a' }.health.probeCalls", equalTo(2))
+                .body("find { it.name == 'fake-a' }.health.probeFaults", equalTo(1))
+                .body("find { it.name == 'fake-a' }.health.probesUnderWay", equalTo(2))
+                .body("find { it.name == 'fake-a' }.health.open", equalTo(false))
+                .body("find { it.name == 'fake-b' }.health.probesUnderWay", equalTo(0));
+    }
+
+    @Test
+    void aProvidersLimitsAndItsLoadAgainstThemAreShown() {
+        String job = createJob(Tokens.user("alice"), "k-load", JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        execute("UPDATE attempt SET lease_owner = 'worker-1', lease_expires_at = now() + interval '1 minute'"
+                + " WHERE job_id = '" + job + "'");
+        execute("INSERT INTO provider_health (provider, window_started_at, max_in_flight, requests_per_minute,"
+                + " tokens_per_minute, rate_minute, minute_requests, minute_tokens, updated_at) VALUES"
+                + " ('fake-a', now(), 8, 60, 100000, date_trunc('minute', now()), 41, 9000, now()),"
+                + " ('fake-b', now(), NULL, 60, NULL, date_trunc('minute', now()) - interval '1 minute', 60, 0,"
+                + " now())");
+
+        as(otto).get("/admin/providers")
+                .then()
+                .statusCode(200)
+                .body("find { it.name == 'fake-a' }.limits.maxInFlight", equalTo(8))
+                .body("find { it.name == 'fake-a' }.limits.requestsPerMinute", equalTo(60))
+                .body("find { it.name == 'fake-a' }.limits.tokensPerMinute", equalTo(100000))
+                .body("find { it.name == 'fake-a' }.usage.inFlight", equalTo(1))
+                .body("find { it.name == 'fake-a' }.usage.requestsThisMinute", equalTo(41))
+                .body("find { it.name == 'fake-a' }.usage.tokensThisMinute", equalTo(9000))
+                // Counted in a minute that is over: nothing this minute.
+                .body("find { it.name == 'fake-b' }.limits.maxInFlight", nullValue())
+                .body("find { it.name == 'fake-b' }.usage.requestsThisMinute", equalTo(0))
+                .body("find { it.name == 'fake-anthropic' }.limits.requestsPerMinute", nullValue())
+                .body("find { it.name == 'fake-anthropic' }.usage.inFlight", equalTo(0));
+    }
+
     @Test
     @OutsideTheContract("a pause without its required reason")
     void aPauseWithoutAReasonIsRefused() {

@@ -1,8 +1,12 @@
 package dev.jobapi.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.contains;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.hasSize;
+import static org.hamcrest.Matchers.nullValue;
 
 import dev.jobapi.api.contract.OutsideTheContract;
 import io.quarkus.test.junit.QuarkusTest;
@@ -94,6 +98,85 @@ class SpendBudgetAdminTest extends ApiTestSupport {
     }
 
     @Test
+    void anOperatorSetsReadsAndRemovesABudgetOfOneProviderAudited() {
+        put("/admin/budgets/alice/day?provider=fake-a", "{\"limitUsd\":5,\"reason\":\"fake-a is dear\"}")
+                .then()
+                .statusCode(200)
+                .body("period", equalTo("day"))
+                .body("provider", equalTo("fake-a"))
+                .body("limitUsd", equalTo(5.0f))
+                .body("defaultBudget", equalTo(false));
+        put("/admin/budgets/alice/day", "{\"limitUsd\":20,\"reason\":\"trial\"}")
+                .then()
+                .statusCode(200)
+                .body("provider", nullValue());
+        as(otto).get("/admin/budgets/alice")
+                .then()
+                .statusCode(200)
+                .body("budgets.provider", contains(null, "fake-a"))
+                .body("budgets.limitUsd", contains(20.0f, 5.0f));
+        as(alice).get("/me").then().statusCode(200).body("budgets.provider", contains(null, "fake-a"));
+        put("/admin/budgets/alice/day?provider=nope", "{\"limitUsd\":5,\"reason\":\"x\"}")
+                .then()
+                .statusCode(404)
+                .body("code", equalTo("not-found"))
+                .body("detail", containsString("Provider 'nope' is not configured"));
+
+        as(otto).delete("/admin/budgets/alice/day?provider=fake-a&reason=contract ended")
+                .then()
+                .statusCode(204);
+        as(otto).get("/admin/budgets/alice").then().statusCode(200).body("budgets.provider", contains((String) null));
+        as(otto).delete("/admin/budgets/alice/day?provider=fake-a&reason=again")
+                .then()
+                .statusCode(404)
+                .body("code", equalTo("not-found"));
+        as(alice).delete("/admin/budgets/alice/day?reason=mine").then().statusCode(403);
+        assertThat(text("SELECT string_agg(action || ': ' || details, '; ' ORDER BY id) FROM audit_record"))
+                .isEqualTo("budget.set: owner alice, day for provider fake-a 5 USD, soft 80%;"
+                        + " budget.set: owner alice, day 20 USD, soft 80%;"
+                        + " budget.remove: owner alice, day for provider fake-a");
+    }
+
+    /**
+     * A budget of one provider refuses early only the starts at that provider, with the figures naming
+     * it: a job at fake-b starts, and the page still offers its owner another attempt.
+     */
+    @Test
+    void aStartWhoseProvidersBudgetIsFullIsRefusedWithTheFiguresAndAnotherProviderStarts() {
+        put("/admin/budgets/alice/day?provider=fake-a", "{\"limitUsd\":10,\"reason\":\"trial\"}")
+                .then()
+                .statusCode(200);
+        execute("INSERT INTO spend_window (owner_id, period, starts_on, provider, spent_usd, reserved_usd)"
+                + " VALUES ('alice', 'day', (now() AT TIME ZONE 'UTC')::date, 'fake-a', 7, 3)");
+
+        createJob(alice, "k-full", JOB_BODY)
+                .then()
+                .statusCode(429)
+                .body("code", equalTo("spend-budget-exceeded"))
+                .body("period", equalTo("day"))
+                .body("provider", equalTo("fake-a"))
+                .body("limitUsd", equalTo(10.0f))
+                .body("detail", containsString("day budget for provider fake-a"));
+        String atB = createJob(alice, "k-b", JOB_BODY.replace("fake-a", "fake-b"))
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id");
+        execute("UPDATE attempt SET state = 'failed', reason = 'provider said 400'");
+        as(alice).get("/jobs/" + atB).then().statusCode(200).body("actions", hasItem("request_attempt"));
+        requestAttempt(alice, atB, "retry-a", "{\"provider\":\"fake-a\"}")
+                .then()
+                .statusCode(429)
+                .body("code", equalTo("spend-budget-exceeded"))
+                .body("provider", equalTo("fake-a"));
+        requestAttempt(alice, atB, "retry-b", "{\"provider\":\"fake-b\"}")
+                .then()
+                .statusCode(201);
+        assertThat(count("SELECT count(*) FROM attempt WHERE provider = 'fake-a'"))
+                .isZero();
+    }
+
+    @Test
     void aStartWhoseOwnersBudgetIsFullIsRefusedWithTheFigures() {
         put("/admin/budgets/alice/day", "{\"limitUsd\":10,\"softPercent\":50,\"reason\":\"trial\"}")
                 .then()
@@ -107,6 +190,7 @@ class SpendBudgetAdminTest extends ApiTestSupport {
                 .contentType("application/problem+json")
                 .body("code", equalTo("spend-budget-exceeded"))
                 .body("period", equalTo("day"))
+                .body("provider", nullValue())
                 .body("limitUsd", equalTo(10.0f))
                 .body("spentUsd", equalTo(7.0f))
                 .body("reservedUsd", equalTo(3.0f))
@@ -139,6 +223,8 @@ class SpendBudgetAdminTest extends ApiTestSupport {
                 .then()
                 .statusCode(404)
                 .body("code", equalTo("not-found"));
+        as(otto).delete("/admin/budgets/alice/day").then().statusCode(400).body("code", equalTo("invalid-request"));
+        as(otto).delete("/admin/budgets/alice/week?reason=x").then().statusCode(404);
         put(
                         "/admin/prices/nope",
                         "{\"model\":\"m\",\"inputUsdPerMillionTokens\":1,"

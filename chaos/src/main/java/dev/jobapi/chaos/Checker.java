@@ -451,27 +451,29 @@ final class Checker {
     }
 
     /**
-     * Rule 20 under the soak's faults: per budget window (an owner's UTC day or month), what was settled never
-     * passes the limit, the window's spend is what its attempts cost (nothing settled twice or lost), and what
-     * it holds reserved is what its attempts' open reservations hold (none leaked, none released twice).
+     * Rule 20 under the soak's faults: per budget window (an owner's UTC day or month, of every provider or of
+     * one), what was settled never passes the limit, the window's spend is what its attempts cost (nothing
+     * settled twice or lost), and what it holds reserved is what its attempts' open reservations hold (none
+     * leaked, none released twice).
      */
     private void spendWithinBudget() throws SQLException {
         List<String> found = violations.get(Invariant.SPEND_WITHIN_BUDGET);
         List<String> windows = new ArrayList<>();
-        String ofWindow =
-                " FROM attempt a JOIN job j ON j.id = a.job_id WHERE spend_window_matches(w, j.owner_id, a.sent_at)";
+        String ofWindow = " FROM attempt a JOIN job j ON j.id = a.job_id"
+                + " WHERE spend_window_matches(w, j.owner_id, a.provider, a.sent_at)";
         rows(
-                "SELECT w.owner_id, w.period, w.starts_on, b.limit_usd, w.spent_usd, w.reserved_usd,"
+                "SELECT w.owner_id, w.period || ' budget' || CASE WHEN w.provider = '' THEN '' ELSE ' for ' || w.provider END,"
+                        + " w.starts_on, b.limit_usd, w.spent_usd, w.reserved_usd,"
                         + " (SELECT coalesce(sum(a.cost_usd), 0)" + ofWindow + ") AS attempts_cost,"
                         + " (SELECT coalesce(sum(a.reserved_usd), 0)" + ofWindow
-                        + " AND a.reservation_open AND w.period = ANY (a.reserved_in)) AS attempts_reserved,"
+                        + " AND a.reservation_open AND spend_window_name(w) = ANY (a.reserved_in)) AS attempts_reserved,"
                         // A refused claim sent nothing: it has no sent_at to place it in a window.
                         + " (SELECT count(*) FROM attempt a JOIN job j ON j.id = a.job_id WHERE j.owner_id = w.owner_id"
                         + " AND a.reason LIKE '%budget%no request sent') AS claims_refused"
                         + " FROM spend_window w JOIN spend_budget b ON b.owner_id = w.owner_id AND b.period = w.period"
-                        + " ORDER BY 1, 2, 3",
+                        + " AND b.provider = w.provider ORDER BY 1, 2, 3",
                 rs -> {
-                    String window = rs.getString(1) + "'s " + rs.getString(2) + " budget from " + rs.getString(3);
+                    String window = rs.getString(1) + "'s " + rs.getString(2) + " from " + rs.getString(3);
                     var limit = rs.getBigDecimal(4);
                     var spent = rs.getBigDecimal(5);
                     var reserved = rs.getBigDecimal(6);

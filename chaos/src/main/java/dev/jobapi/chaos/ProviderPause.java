@@ -51,11 +51,17 @@ final class ProviderPause {
 
     /** Pauses, waits {@code length}, resumes, and says what was held; throws when a paused call went out. */
     String inject(Duration length) throws InterruptedException {
-        call("pause", "chaos soak: provider pause fault");
+        try {
+            call("pause", "chaos soak: provider pause fault", PATIENCE);
+        } catch (IllegalStateException unanswered) {
+            // A pause whose answer was lost may have taken effect: ended, it holds nothing past the fault.
+            call("resume", "chaos soak: the pause was not answered", LONGEST);
+            throw unanswered;
+        }
         Instant pausedAt = Instant.now();
         Thread.sleep(length.toMillis());
         Instant resumingAt = Instant.now();
-        JsonNode resumed = call("resume", "chaos soak: the pause is over");
+        JsonNode resumed = resume();
         long sends = ProviderOutage.calls(new FakeLog(fake).fetch(), PROVIDER, pausedAt.plus(IN_FLIGHT), resumingAt)
                 .sends();
         Observed observed = observe(pausedAt, resumingAt);
@@ -77,9 +83,25 @@ final class ProviderPause {
         return detail;
     }
 
+    /**
+     * Resumes the provider. A resume not answered within {@link #PATIENCE} fails the fault, but only
+     * once it is answered: a provider left paused would hold its attempts through the drain, and the
+     * run would report them lost instead of naming the resume that never came.
+     */
+    private JsonNode resume() throws InterruptedException {
+        Instant askedAt = Instant.now();
+        try {
+            return call("resume", "chaos soak: the pause is over", PATIENCE);
+        } catch (IllegalStateException unanswered) {
+            call("resume", "chaos soak: the pause is over, late", LONGEST);
+            throw new IllegalStateException(unanswered.getMessage() + "; answered "
+                    + Duration.between(askedAt, Instant.now()).toSeconds() + " s after it was first asked");
+        }
+    }
+
     /** POSTs the pause or the resume, again on another process or later until one answers 200. */
-    private JsonNode call(String action, String reason) throws InterruptedException {
-        Instant giveUp = Instant.now().plus(PATIENCE);
+    private JsonNode call(String action, String reason, Duration patience) throws InterruptedException {
+        Instant giveUp = Instant.now().plus(patience);
         String last = "no answer";
         for (int round = 0; Instant.now().isBefore(giveUp); round++) {
             try {

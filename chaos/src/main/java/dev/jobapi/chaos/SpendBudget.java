@@ -7,8 +7,9 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * The soak's money budget (issue 32): before the load, an operator prices both providers' models and gives
- * one owner a day's budget small enough to run out during the run, so the claims of that owner's jobs race
+ * The soak's money budgets (issue 32): before the load, an operator prices both providers' models and gives
+ * one owner a day's budget small enough to run out during the run, and a month's budget for fake-a alone
+ * that runs out sooner, so the claims of that owner's jobs race
  * for the last of it under every fault. The checker then holds the budget to what the claims reserved and
  * the providers reported ({@link Checker.Invariant#SPEND_WITHIN_BUDGET}); the load counts that owner's 429
  * {@code spend-budget-exceeded} answers as expected, anyone else's as unexpected.
@@ -62,9 +63,17 @@ final class SpendBudget {
                 "/admin/budgets/" + OWNER + "/day",
                 "{\"limitUsd\": " + limit.toPlainString()
                         + ", \"reason\": \"chaos soak: a budget that runs out during the run\"}");
+        // A budget of one provider besides it, run out sooner: her calls to fake-a race for the last of
+        // both budgets, those to fake-b for the day's alone.
+        BigDecimal fakeA = limit.divide(BigDecimal.valueOf(3), 6, java.math.RoundingMode.HALF_UP);
+        put(
+                "/admin/budgets/" + OWNER + "/month?provider=fake-a",
+                "{\"limitUsd\": " + fakeA.toPlainString()
+                        + ", \"reason\": \"chaos soak: a budget of one provider that runs out first\"}");
         return String.format(
-                "fake-a and fake-b at %s/%s USD per million tokens; %s's day budget %s USD",
-                INPUT_PRICE, OUTPUT_PRICE, OWNER, limit.toPlainString());
+                "fake-a and fake-b at %s/%s USD per million tokens; %s's day budget %s USD, her month budget"
+                        + " for fake-a %s USD",
+                INPUT_PRICE, OUTPUT_PRICE, OWNER, limit.toPlainString(), fakeA.toPlainString());
     }
 
     /** PUTs the body, on another process or later until one answers 200. */

@@ -3,13 +3,14 @@ package dev.jobapi.cli;
 import dev.jobapi.client.JobApiClient;
 import dev.jobapi.client.model.AcceptanceRun;
 import dev.jobapi.client.model.ProviderHealth;
+import dev.jobapi.client.model.ProviderLimits;
 import dev.jobapi.client.model.ProviderPauseState;
 import dev.jobapi.client.model.ProviderStatus;
+import dev.jobapi.client.model.ProviderUsage;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Locale;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -60,19 +61,39 @@ final class ProvidersCommand {
                         provider.paused().reason());
             }
             ProviderHealth health = provider.health();
-            if (health != null && !"closed".equals(health.breaker())) {
+            if (health != null && "open".equals(health.breaker())) {
                 out.printf(
-                        "    BREAKER %s since %s, next probe at %s: %s%n",
-                        health.breaker().toUpperCase(Locale.ROOT),
+                        "    BREAKER OPEN since %s, probes at %s: %s%n",
+                        health.openedAt(), health.retryAt(), health.lastFault());
+            }
+            if (health != null && "half_open".equals(health.breaker())) {
+                out.printf(
+                        "    BREAKER HALF_OPEN since %s, probes: %d counted (%d faults), %d under way: %s%n",
                         health.openedAt(),
-                        health.retryAt(),
+                        health.probeCalls(),
+                        health.probeFaults(),
+                        health.probesUnderWay(),
                         health.lastFault());
             }
             if (health != null && health.limitedUntil() != null) {
                 out.printf("    RATE LIMITED until %s: %s%n", health.limitedUntil(), health.limitReason());
             }
+            if (provider.limits() != null && provider.usage() != null) {
+                out.printf("    load: %s%n", load(provider.limits(), provider.usage()));
+            }
         }
         return ExitCodes.OK;
+    }
+
+    /** "3/8 in flight, 41/60 requests and 9000/100000 tokens this minute"; a figure with no limit alone. */
+    static String load(ProviderLimits limits, ProviderUsage usage) {
+        return usage.inFlight() + of(limits.maxInFlight()) + " in flight, " + usage.requestsThisMinute()
+                + of(limits.requestsPerMinute()) + " requests and " + usage.tokensThisMinute()
+                + of(limits.tokensPerMinute()) + " tokens this minute";
+    }
+
+    private static String of(Integer limit) {
+        return limit == null ? "" : "/" + limit;
     }
 
     @Command(

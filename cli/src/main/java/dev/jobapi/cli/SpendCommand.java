@@ -28,6 +28,8 @@ final class SpendCommand {
             description = "Owners' money budgets, reserved before each call (operators; docs/design.md, rule 20).")
     static final class Budgets {
 
+        private static final String PROVIDER = "The one provider whose calls it holds; absent: every provider.";
+
         @ParentCommand
         Jobctl jobctl;
 
@@ -51,17 +53,20 @@ final class SpendCommand {
 
         @Command(
                 name = "set",
-                description = "Set OWNER's budget for PERIOD (day or month, UTC) from the next call on. Audited.")
+                description = "Set OWNER's budget for PERIOD (day or month, UTC), of every provider or of one, from"
+                        + " the next call on. Audited.")
         int set(
                 @Parameters(paramLabel = "OWNER") String owner,
                 @Parameters(paramLabel = "PERIOD", description = "day or month") String period,
+                @Option(names = "--provider", description = PROVIDER) String provider,
                 @Option(names = "--limit-usd", required = true, description = "US dollars per period.")
                         BigDecimal limitUsd,
                 @Option(names = "--soft-percent", description = "Past this share a call records an event (80).")
                         Integer softPercent,
                 @Option(names = "--reason", required = true, description = "Why (audited).") String reason,
                 @Mixin OutputFormat output) {
-            Budget budget = jobctl.client(Jobctl.OPERATOR).setBudget(owner, period, limitUsd, softPercent, reason);
+            Budget budget =
+                    jobctl.client(Jobctl.OPERATOR).setBudget(owner, period, provider, limitUsd, softPercent, reason);
             if (output.json()) {
                 JobsCommand.printJson(spec, budget);
                 return ExitCodes.OK;
@@ -70,11 +75,28 @@ final class SpendCommand {
             return ExitCodes.OK;
         }
 
+        @Command(
+                name = "remove",
+                description = "Remove OWNER's budget for PERIOD, of every provider (the default, if any, applies"
+                        + " again) or of one. Audited.")
+        int remove(
+                @Parameters(paramLabel = "OWNER") String owner,
+                @Parameters(paramLabel = "PERIOD", description = "day or month") String period,
+                @Option(names = "--provider", description = PROVIDER) String provider,
+                @Option(names = "--reason", required = true, description = "Why (audited).") String reason) {
+            jobctl.client(Jobctl.OPERATOR).removeBudget(owner, period, provider, reason);
+            spec.commandLine()
+                    .getOut()
+                    .printf("%s's %s budget%s removed%n", owner, period, provider == null ? "" : " for " + provider);
+            return ExitCodes.OK;
+        }
+
         private static void print(PrintWriter out, String owner, Budget budget) {
             out.printf(
-                    "%s %s from %s: limit %s USD, spent %s, reserved %s, left %s%s%s%n",
+                    "%s %s%s from %s: limit %s USD, spent %s, reserved %s, left %s%s%s%n",
                     owner,
                     budget.period(),
+                    budget.provider() == null ? "" : " for " + budget.provider(),
                     budget.periodStartsOn(),
                     budget.limitUsd().toPlainString(),
                     budget.spentUsd().toPlainString(),

@@ -160,6 +160,29 @@ class JobctlTest {
     }
 
     @Test
+    void providersListShowsAnOpenBreakersProbeTimeAndAHalfOpenOnesProbes() throws IOException {
+        String health = "\"windowCalls\":20,\"windowFaults\":12,\"openedAt\":\"2026-12-05T07:00:00Z\","
+                + "\"lastFault\":\"provider answered 503\",\"limitedUntil\":null,\"limitReason\":null,\"open\":false";
+        String url = api(new String[] {
+            "200",
+            "[{\"name\":\"fake-a\",\"accepted\":true,\"health\":{\"provider\":\"fake-a\",\"breaker\":\"open\","
+                    + health + ",\"retryAt\":\"2026-12-05T07:00:15Z\",\"probeCalls\":0,\"probeFaults\":0,"
+                    + "\"probesUnderWay\":0}},"
+                    + "{\"name\":\"fake-b\",\"accepted\":true,\"health\":{\"provider\":\"fake-b\","
+                    + "\"breaker\":\"half_open\"," + health + ",\"retryAt\":\"2026-12-05T07:00:15Z\","
+                    + "\"probeCalls\":2,\"probeFaults\":1,\"probesUnderWay\":3}}]"
+        });
+
+        assertThat(run("providers", url, "list")).isZero();
+
+        assertThat(out.toString())
+                .contains(
+                        "BREAKER OPEN since 2026-12-05T07:00:00Z, probes at 2026-12-05T07:00:15Z: provider answered 503")
+                .contains("BREAKER HALF_OPEN since 2026-12-05T07:00:00Z, probes: 2 counted (1 faults), 3 under way:"
+                        + " provider answered 503");
+    }
+
+    @Test
     void webhooksAddSendsTheUrlAndEventsAndPrintsTheSecretOnce() throws IOException {
         String url = api(new String[] {
             "201",
@@ -247,6 +270,45 @@ class JobctlTest {
                         + " left 3.250000  PAST 80%");
         assertThat(run("budgets", url, "set", "alice", "day", "--reason", "no limit"))
                 .isEqualTo(ExitCodes.USAGE);
+    }
+
+    @Test
+    void aBudgetOfOneProviderIsSetShownWithItsProviderAndRemoved() throws IOException {
+        String ofFakeA = "{\"period\":\"day\",\"provider\":\"fake-a\",\"periodStartsOn\":\"2026-12-04\","
+                + "\"limitUsd\":5.000000,\"softPercent\":80,\"defaultBudget\":false,\"spentUsd\":1.000000,"
+                + "\"reservedUsd\":0.000000,\"remainingUsd\":4.000000,\"pastSoftThreshold\":false}";
+        String ofEvery = ofFakeA.replace("\"fake-a\"", "null");
+        String url = api(
+                new String[] {"200", ofFakeA},
+                new String[] {"200", "{\"ownerId\":\"alice\",\"budgets\":[" + ofEvery + "," + ofFakeA + "]}"},
+                new String[] {"204", ""});
+
+        assertThat(run(
+                        "budgets",
+                        url,
+                        "set",
+                        "alice",
+                        "day",
+                        "--provider",
+                        "fake-a",
+                        "--limit-usd",
+                        "5",
+                        "--reason",
+                        "dear"))
+                .isZero();
+        assertThat(run("budgets", url, "show", "alice")).isZero();
+        assertThat(run("budgets", url, "remove", "alice", "day", "--provider", "fake-a", "--reason", "contract ended"))
+                .isZero();
+
+        assertThat(requests)
+                .containsExactly(
+                        "PUT /admin/budgets/alice/day?provider=fake-a {\"limitUsd\":5,\"reason\":\"dear\"}",
+                        "GET /admin/budgets/alice ",
+                        "DELETE /admin/budgets/alice/day?provider=fake-a&reason=contract+ended ");
+        assertThat(out.toString())
+                .contains("alice day for fake-a from 2026-12-04: limit 5.000000 USD, spent 1.000000")
+                .contains("alice day from 2026-12-04: limit 5.000000 USD")
+                .contains("alice's day budget for fake-a removed");
     }
 
     @Test

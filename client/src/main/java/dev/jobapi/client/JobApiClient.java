@@ -519,21 +519,41 @@ public final class JobApiClient {
         return read(get("/admin/budgets/" + segment(owner)), OwnerBudgets.class);
     }
 
-    /** Sets an owner's money budget for a period ({@code day} or {@code month}); audited. */
-    public Budget setBudget(String owner, String period, BigDecimal limitUsd, Integer softPercent, String reason) {
+    /**
+     * Sets an owner's money budget for a period ({@code day} or {@code month}), of every provider
+     * ({@code provider} null) or of one; audited.
+     */
+    public Budget setBudget(
+            String owner, String period, String provider, BigDecimal limitUsd, Integer softPercent, String reason) {
         ObjectNode change = MAPPER.createObjectNode().put("limitUsd", limitUsd).put("reason", reason);
         if (softPercent != null) {
             change.put("softPercent", softPercent);
         }
         return read(
                 send(new Call(
-                        "PUT",
-                        "/admin/budgets/" + segment(owner) + "/" + segment(period),
-                        bytes(change),
-                        null,
-                        Safety.IDEMPOTENT,
-                        Map.of())),
+                        "PUT", budgetPath(owner, period, provider), bytes(change), null, Safety.IDEMPOTENT, Map.of())),
                 Budget.class);
+    }
+
+    /**
+     * Removes an owner's money budget for a period, of every provider ({@code provider} null: the
+     * deployment's default, if any, applies again) or of one; audited.
+     */
+    public void removeBudget(String owner, String period, String provider, String reason) {
+        String path = budgetPath(owner, period, provider);
+        send(new Call(
+                "DELETE",
+                path + (provider == null ? "?" : "&") + "reason=" + encode(reason),
+                null,
+                null,
+                Safety.IDEMPOTENT,
+                Map.of()));
+    }
+
+    /** /admin/budgets/{owner}/{period}, naming the provider in the query when the budget is one provider's. */
+    private static String budgetPath(String owner, String period, String provider) {
+        return "/admin/budgets/" + segment(owner) + "/" + segment(period)
+                + (provider == null ? "" : "?provider=" + encode(provider));
     }
 
     /** An owner's weight and cap on calls in flight (operators). */

@@ -356,11 +356,12 @@ class AttemptPipelineTest extends WorkerTestSupport {
                         "message.delivered",
                         "attempt.claimed",
                         "generation.stored",
-                        "usage.recorded",
                         "winner.elected",
                         "apply.reserved",
                         "apply.done",
                         "job.completed");
+        assertThat(text("SELECT detail FROM job_event WHERE kind = 'generation.stored' AND job_id = '" + job + "'"))
+                .contains("usage provider_reported: ");
     }
 
     @Test

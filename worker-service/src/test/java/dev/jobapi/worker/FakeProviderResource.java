@@ -49,6 +49,9 @@ public class FakeProviderResource implements QuarkusTestResourceLifecycleManager
                 "jobapi.provider.fake-c.base-url", fake.baseUrl(),
                 "jobapi.provider.fake-a2.base-url", fake.baseUrl(),
                 "jobapi.provider.fake-capped.base-url", fake.baseUrl(),
+                "jobapi.provider.fake-rated.base-url", fake.baseUrl(),
+                "jobapi.provider.fake-metered.base-url", fake.baseUrl(),
+                "jobapi.provider.fake-tallied.base-url", fake.baseUrl(),
                 "jobapi.apply.git.repository", repository.toString());
     }
 

@@ -5,8 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import dev.jobapi.fakeprovider.Script;
 import dev.jobapi.fakeprovider.Step;
+import dev.jobapi.worker.provider.InFlightCaps;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,6 +27,9 @@ import org.junit.jupiter.api.Test;
 class InFlightCapTest extends WorkerTestSupport {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
+
+    @Inject
+    InFlightCaps caps;
 
     /** jobapi.provider.fake-capped.max-in-flight in the test profile. */
     private static final int PROVIDER_CAP = 2;
@@ -79,6 +84,28 @@ class InFlightCapTest extends WorkerTestSupport {
         assertThat(count("SELECT count(*) FROM job_event WHERE kind = 'attempt.held'"
                         + " AND detail LIKE 'owner carol has 1 calls in flight%'"))
                 .isPositive();
+    }
+
+    /**
+     * A call's end gives its capped provider's free slot to a held attempt at once, not at the gate's
+     * next round (up to 2 s of an idle slot each time); with no slot free it announces nothing.
+     */
+    @Test
+    void aCallsEndGivesTheFreedSlotToAHeldAttemptAtOnce() {
+        List<UUID> inFlight = new ArrayList<>();
+        for (int i = 0; i < PROVIDER_CAP; i++) {
+            inFlight.add(aStartingAttempt(aJob("in flight " + i), "fake-capped"));
+        }
+        execute("UPDATE attempt SET lease_owner = 'worker-x', lease_expires_at = now() + interval '1 minute'");
+        UUID held = aStartingAttempt(aJob("held for a slot"), "fake-capped");
+        String announced = "SELECT count(*) FROM outbox WHERE attempt_id = '" + held + "' AND sent_at IS NULL";
+
+        caps.callEnded("fake-capped");
+        assertThat(count(announced)).isZero();
+
+        execute("UPDATE attempt SET state = 'failed', reason = 'test' WHERE id = '" + inFlight.get(0) + "'");
+        caps.callEnded("fake-capped");
+        assertThat(count(announced)).isEqualTo(1);
     }
 
     /**

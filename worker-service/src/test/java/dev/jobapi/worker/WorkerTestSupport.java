@@ -127,6 +127,11 @@ public abstract class WorkerTestSupport {
         return text("SELECT state FROM attempt WHERE id = '" + attemptId + "'");
     }
 
+    /** The attempt's timeline events of this kind. */
+    protected long events(UUID attempt, String kind) {
+        return count("SELECT count(*) FROM job_event WHERE attempt_id = '" + attempt + "' AND kind = '" + kind + "'");
+    }
+
     protected String jobState(UUID jobId) {
         return text("SELECT state FROM job WHERE id = '" + jobId + "'");
     }

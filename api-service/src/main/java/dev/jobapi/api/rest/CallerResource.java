@@ -31,7 +31,7 @@ public class CallerResource {
      * endpoints named in docs/api.md and needs the operator role, like they do.
      */
     static final List<String> CONSOLE_SECTIONS =
-            List.of("dead_letters", "quarantine", "kill_switch", "providers", "audit", "spend");
+            List.of("dead_letters", "quarantine", "kill_switch", "providers", "audit", "spend", "budgets");
 
     /**
      * The caller as the server sees them: subject, roles (sorted), console sections (empty for

@@ -217,6 +217,10 @@ public class OpenApiContract implements OASFilter {
                         spendFigure(Schema.SchemaType.STRING, "the budget's period, day or month (UTC)")
                                 .enumeration(List.of("day", "month")))
                 .addProperty(
+                        "provider",
+                        spendFigure(Schema.SchemaType.STRING, "the provider whose budget it is; null: every provider's")
+                                .type(List.of(Schema.SchemaType.STRING, Schema.SchemaType.NULL)))
+                .addProperty(
                         "periodStartsOn",
                         spendFigure(Schema.SchemaType.STRING, "the period's first day")
                                 .format("date"))

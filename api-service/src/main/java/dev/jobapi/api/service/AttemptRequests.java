@@ -89,6 +89,11 @@ public class AttemptRequests {
         } catch (ProblemException unknownProvider) {
             return replayOr(jobId, idempotencyKey, requestDigest, () -> unknownProvider);
         }
+        // The provider is known now: its own money budgets are asked too (those of every provider were).
+        Optional<StartRefusal> providerBudget = starts.refusalAt(job.ownerId(), provider);
+        if (providerBudget.isPresent()) {
+            return replayOr(jobId, idempotencyKey, requestDigest, () -> StartRefusals.problem(providerBudget.get()));
+        }
         if (refusal.isPresent() && supersedeReason == null) {
             return replayOr(jobId, idempotencyKey, requestDigest, () -> StartRefusals.problem(refusal.get()));
         }

@@ -149,7 +149,7 @@ public class JobIntake {
                     .orElseThrow(() -> new IllegalStateException("Conflicting job vanished: " + idempotencyKey));
         }
         // Only a new job starts an attempt; a replay above never counts against the budget.
-        Optional<StartRefusal> refusal = starts.refusalOfFirstAttempt(caller.subject());
+        Optional<StartRefusal> refusal = starts.refusalAt(caller.subject(), provider);
         if (refusal.isPresent()) {
             throw StartRefusals.problem(refusal.get());
         }

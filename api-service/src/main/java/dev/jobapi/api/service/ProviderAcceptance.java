@@ -35,7 +35,26 @@ public class ProviderAcceptance {
             @Schema(nullable = true) AcceptanceRun latestRun,
             @Schema(nullable = true, description = "Set while an operator has the provider paused")
                     ProviderPauses.Pause paused,
-            @Schema(description = "Its health gate: circuit breaker and announced rate limit") HealthView health) {}
+            @Schema(description = "Its health gate: circuit breaker and announced rate limit") HealthView health,
+            @Schema(description = "Its limits, as the newest worker to start was configured with") LimitsView limits,
+            @Schema(description = "Its load against those limits now") UsageView usage) {}
+
+    /** A provider's limits (docs/design.md, rule 21); each null when it has none. */
+    @Schema(name = "ProviderLimits")
+    public record LimitsView(
+            @Schema(nullable = true, description = "Calls in flight at once, across workers") Integer maxInFlight,
+            @Schema(nullable = true, description = "Calls per UTC minute, across workers") Integer requestsPerMinute,
+            @Schema(nullable = true, description = "Tokens per UTC minute, each call counted at the most it may use")
+                    Integer tokensPerMinute) {}
+
+    /** A provider's load now: calls in flight, and the requests and tokens counted this UTC minute. */
+    @Schema(name = "ProviderUsage")
+    public record UsageView(
+            @Schema(description = "Calls claimed and not yet recorded, under a live lease") long inFlight,
+            @Schema(description = "Calls counted this UTC minute (0 for a provider with no per-minute limit)")
+                    int requestsThisMinute,
+            @Schema(description = "Tokens counted this UTC minute, each call at the most it may use")
+                    long tokensThisMinute) {}
 
     /** A provider's health gate as every worker shares it (docs/design.md, rule 21). */
     @Schema(name = "ProviderHealth")
@@ -46,12 +65,15 @@ public class ProviderAcceptance {
             @Schema(description = "Of them, the provider's faults (5xx, 429 past every send, unreachable, no answer)")
                     int windowFaults,
             @Schema(nullable = true) Instant openedAt,
-            @Schema(nullable = true, description = "When an open breaker lets one probe call go") Instant retryAt,
+            @Schema(nullable = true, description = "When an open breaker lets its probe calls go") Instant retryAt,
             @Schema(nullable = true) String lastFault,
             @Schema(nullable = true, description = "Calls held until then: a rate limit the provider announced")
                     Instant limitedUntil,
             @Schema(nullable = true) String limitReason,
-            @Schema(description = "Whether a call may start now") boolean open) {
+            @Schema(description = "Whether a call may start now") boolean open,
+            @Schema(description = "Half open: the probe calls counted so far (0 otherwise)") int probeCalls,
+            @Schema(description = "Of them, the provider's faults") int probeFaults,
+            @Schema(description = "Half open: the probe calls under way, not yet counted") int probesUnderWay) {
 
         static HealthView of(ProviderHealth.Standing s) {
             return new HealthView(
@@ -64,7 +86,10 @@ public class ProviderAcceptance {
                     s.lastFault(),
                     s.limitedUntil(),
                     s.limitReason(),
-                    s.open());
+                    s.open(),
+                    s.probeCalls(),
+                    s.probeFaults(),
+                    s.probesUnderWay());
         }
     }
 
@@ -99,13 +124,16 @@ public class ProviderAcceptance {
         return providers.names().stream()
                 .map(name -> {
                     var refusal = acceptances.refusal(name, config.freshness(), now);
+                    ProviderHealth.Load load = health.load(name);
                     return new ProviderStatus(
                             name,
                             refusal.isEmpty(),
                             refusal.orElse(null),
                             acceptances.latest(name).orElse(null),
                             pauses.find(name).orElse(null),
-                            HealthView.of(health.standing(name)));
+                            HealthView.of(health.standing(name)),
+                            new LimitsView(load.maxInFlight(), load.requestsPerMinute(), load.tokensPerMinute()),
+                            new UsageView(load.inFlight(), load.requestsThisMinute(), load.tokensThisMinute()));
                 })
                 .toList();
     }

@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.Objects;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /**
@@ -30,6 +31,10 @@ public class SpendAdmin {
     /** A budget and where it stands in its current period. */
     public record BudgetView(
             @Schema(enumeration = {"day", "month"}) String period,
+            @Schema(
+                            nullable = true,
+                            description = "The one provider whose calls it holds; null: the calls to every provider")
+                    String provider,
             LocalDate periodStartsOn,
             BigDecimal limitUsd,
             int softPercent,
@@ -43,6 +48,7 @@ public class SpendAdmin {
         static BudgetView of(SpendBudgets.Standing s) {
             return new BudgetView(
                     s.period().wireName(),
+                    s.provider(),
                     s.startsOn(),
                     s.limitUsd(),
                     s.softPercent(),
@@ -79,7 +85,10 @@ public class SpendAdmin {
         this.clock = clock;
     }
 
-    /** The owner's budgets (set or default) and where each stands; empty when none applies. */
+    /**
+     * The owner's budgets (set or default, of every provider and of one) and where each stands; empty
+     * when none applies.
+     */
     @Transactional
     public List<BudgetView> budgets(String ownerId) {
         return budgets.standings(ownerId, clock.instant()).stream()
@@ -87,28 +96,40 @@ public class SpendAdmin {
                 .toList();
     }
 
-    /** Sets the owner's budget for a period; the next claim of theirs is held to it. */
+    /**
+     * Sets the owner's budget for a period, of every provider ({@code provider} null) or of one
+     * configured provider; the next claim of theirs is held to it.
+     */
     @Transactional
     public BudgetView setBudget(
-            String operator, String ownerId, String periodName, BigDecimal limitUsd, int softPercent, String reason) {
-        SpendBudgets.Period period = SpendBudgets.Period.fromWireName(periodName)
-                .orElseThrow(() -> new ProblemException(
-                        Problem.NOT_FOUND, "No budget period '" + periodName + "': day or month."));
+            String operator,
+            String ownerId,
+            String periodName,
+            String provider,
+            BigDecimal limitUsd,
+            int softPercent,
+            String reason) {
+        SpendBudgets.Period period = period(periodName);
+        if (provider != null) {
+            providers.requireKnown(provider);
+        }
         requireAmount("limitUsd", limitUsd);
         if (softPercent < 1 || softPercent > 100) {
             throw new ProblemException(Problem.INVALID_REQUEST, "'softPercent' must be from 1 to 100.");
         }
-        em.createNativeQuery("INSERT INTO spend_budget (owner_id, period, limit_usd, soft_percent, set_by, set_at,"
-                        + " reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (owner_id, period) DO UPDATE"
+        em.createNativeQuery("INSERT INTO spend_budget (owner_id, period, provider, limit_usd, soft_percent, set_by,"
+                        + " set_at, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+                        + " ON CONFLICT (owner_id, period, provider) DO UPDATE"
                         + " SET limit_usd = excluded.limit_usd, soft_percent = excluded.soft_percent,"
                         + " set_by = excluded.set_by, set_at = excluded.set_at, reason = excluded.reason")
                 .setParameter(1, ownerId)
                 .setParameter(2, period.wireName())
-                .setParameter(3, limitUsd)
-                .setParameter(4, softPercent)
-                .setParameter(5, operator)
-                .setParameter(6, clock.instant().truncatedTo(ChronoUnit.MICROS))
-                .setParameter(7, reason)
+                .setParameter(3, providerColumn(provider))
+                .setParameter(4, limitUsd)
+                .setParameter(5, softPercent)
+                .setParameter(6, operator)
+                .setParameter(7, clock.instant().truncatedTo(ChronoUnit.MICROS))
+                .setParameter(8, reason)
                 .executeUpdate();
         audit.record(
                 operator,
@@ -116,13 +137,55 @@ public class SpendAdmin {
                 reason,
                 null,
                 null,
-                "owner " + ownerId + ", " + period.wireName() + " " + limitUsd.toPlainString() + " USD, soft "
-                        + softPercent + "%");
+                "owner " + ownerId + ", " + period.wireName() + forProvider(provider) + " " + limitUsd.toPlainString()
+                        + " USD, soft " + softPercent + "%");
         return budgets.standings(ownerId, clock.instant()).stream()
-                .filter(s -> s.period() == period)
+                .filter(s -> s.period() == period && Objects.equals(s.provider(), provider))
                 .map(BudgetView::of)
                 .findFirst()
                 .orElseThrow();
+    }
+
+    /**
+     * Removes the owner's budget for a period, of every provider ({@code provider} null: the
+     * deployment's default, if any, applies again) or of one provider; the next claim of theirs is no
+     * longer held to it, calls under way keep their reservations until they settle.
+     */
+    @Transactional
+    public void removeBudget(String operator, String ownerId, String periodName, String provider, String reason) {
+        SpendBudgets.Period period = period(periodName);
+        int removed = em.createNativeQuery(
+                        "DELETE FROM spend_budget WHERE owner_id = ?1 AND period = ?2 AND provider = ?3")
+                .setParameter(1, ownerId)
+                .setParameter(2, period.wireName())
+                .setParameter(3, providerColumn(provider))
+                .executeUpdate();
+        if (removed == 0) {
+            throw new ProblemException(
+                    Problem.NOT_FOUND,
+                    "Owner " + ownerId + " has no " + period.wireName() + " budget" + forProvider(provider) + " set.");
+        }
+        audit.record(
+                operator,
+                "budget.remove",
+                reason,
+                null,
+                null,
+                "owner " + ownerId + ", " + period.wireName() + forProvider(provider));
+    }
+
+    private static SpendBudgets.Period period(String periodName) {
+        return SpendBudgets.Period.fromWireName(periodName)
+                .orElseThrow(() -> new ProblemException(
+                        Problem.NOT_FOUND, "No budget period '" + periodName + "': day or month."));
+    }
+
+    private static String providerColumn(String provider) {
+        return provider == null ? SpendBudgets.EVERY_PROVIDER : provider;
+    }
+
+    private static String forProvider(String provider) {
+        return provider == null ? "" : " for provider " + provider;
     }
 
     /** Sets a new price version for a provider's model, effective now. */

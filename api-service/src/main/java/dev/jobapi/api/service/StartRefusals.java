@@ -6,6 +6,7 @@ import dev.jobapi.common.budget.DailyBudgets;
 import dev.jobapi.common.budget.SpendBudgets;
 import dev.jobapi.common.start.StartRefusal;
 import java.time.ZoneOffset;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -57,23 +58,21 @@ final class StartRefusals {
         if (refusal instanceof StartRefusal.SpendBudgetFull full) {
             SpendBudgets.Standing standing = full.standing();
             SpendBudgets.Period period = standing.period();
+            // A LinkedHashMap: provider is null for a budget of every provider, and Map.of takes no null.
+            Map<String, Object> figures = new LinkedHashMap<>();
+            figures.put("period", period.wireName());
+            figures.put("provider", standing.provider());
+            figures.put("periodStartsOn", standing.startsOn().toString());
+            figures.put("limitUsd", standing.limitUsd());
+            figures.put("spentUsd", standing.spentUsd());
+            figures.put("reservedUsd", standing.reservedUsd());
             return new ProblemException(
                     Problem.SPEND_BUDGET_EXCEEDED,
-                    "The " + period.wireName() + " budget of "
+                    "The " + standing.describe() + " of "
                             + standing.limitUsd().toPlainString() + " USD holds "
                             + standing.spentUsd().toPlainString() + " USD spent and "
                             + standing.reservedUsd().toPlainString() + " USD reserved by calls under way.",
-                    Map.of(
-                            "period",
-                            period.wireName(),
-                            "periodStartsOn",
-                            standing.startsOn().toString(),
-                            "limitUsd",
-                            standing.limitUsd(),
-                            "spentUsd",
-                            standing.spentUsd(),
-                            "reservedUsd",
-                            standing.reservedUsd()),
+                    figures,
                     // Reservations settle as calls end, but only the next period is sure to have room.
                     period.nextStart(standing.startsOn())
                             .atStartOfDay(ZoneOffset.UTC)

@@ -26,6 +26,7 @@ import java.util.Optional;
  *   peer-work        workers batch + result                   (5) pg-boss work + complete
  *   naive            concurrency jobs completed seconds       (5) naive end to end, a note
  *   e2e              workers concurrency jobs completed seconds max_queue connections active database
+ *                    commits_per_job
  *                                                             (5) end to end, a note per step
  *   growth-post, growth-get  size stored rate + result        (6) p99 against the first size, goal at the last
  *   api-memory       peak_mb end_mb                           (7) with its goal
@@ -356,7 +357,8 @@ final class Results {
                             : o.text("connections") + " (" + o.text("active") + " active)";
                     notes.add("- (5) " + workers + " worker(s): " + o.text("jobs") + " jobs in " + o.text("seconds")
                             + " s; max queue depth " + o.text("max_queue") + "; connections to "
-                            + o.text("database") + ": " + connections);
+                            + o.text("database") + ": " + connections + "; commits per completed job "
+                            + o.text("commits_per_job") + " (pg_stat_database, every process's)");
                     String jobsPerSecond = jobsPerSecond(o);
                     if (previous != null && !jobsPerSecond.equals("-")) {
                         notes.add("- (5) " + workers + " worker(s) vs the previous step: "

@@ -101,7 +101,7 @@ class ResultsTest {
                 observations(
                         "naive concurrency=16 jobs=1500 completed=1500 seconds=25.00",
                         "e2e workers=1 concurrency=16 jobs=1500 completed=1500 seconds=30.00 max_queue=9"
-                                + " connections=38 active=2 database=jobapi_bench",
+                                + " connections=38 active=2 database=jobapi_bench commits_per_job=4.12",
                         "e2e workers=2 concurrency=16 jobs=1500 completed=1500 seconds=25.00 max_queue=0"
                                 + " connections=- active=- database=jobapi_bench",
                         "api-started-in seconds=5.200"),
@@ -110,8 +110,10 @@ class ResultsTest {
         assertEquals(
                 List.of(
                         "- (5) naive: 1500 jobs in 25.00 s",
-                        "- (5) 1 worker(s): 1500 jobs in 30.00 s; max queue depth 9; connections to jobapi_bench: 38 (2 active)",
-                        "- (5) 2 worker(s): 1500 jobs in 25.00 s; max queue depth 0; connections to jobapi_bench: -",
+                        "- (5) 1 worker(s): 1500 jobs in 30.00 s; max queue depth 9; connections to jobapi_bench: 38 (2 active);"
+                                + " commits per completed job 4.12 (pg_stat_database, every process's)",
+                        "- (5) 2 worker(s): 1500 jobs in 25.00 s; max queue depth 0; connections to jobapi_bench: -;"
+                                + " commits per completed job - (pg_stat_database, every process's)",
                         "- (5) 2 worker(s) vs the previous step: 1.20x",
                         "- (7) api restart: Quarkus reports \"started in 5.200s\" (inside the JVM; the row above counts from exec)"),
                 results.notes());

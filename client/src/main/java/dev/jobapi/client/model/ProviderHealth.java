@@ -5,7 +5,8 @@ import java.time.Instant;
 /**
  * A provider's health gate: its circuit breaker ({@code closed}, {@code open}, {@code half_open}),
  * the calls and faults of the current window, and the rate limit it announced (null: none).
- * {@code open}: whether a call may start now.
+ * {@code open}: whether a call may start now. Half open, the probe calls counted so far, their
+ * faults, and those under way.
  */
 public record ProviderHealth(
         String provider,
@@ -17,4 +18,7 @@ public record ProviderHealth(
         String lastFault,
         Instant limitedUntil,
         String limitReason,
-        boolean open) {}
+        boolean open,
+        int probeCalls,
+        int probeFaults,
+        int probesUnderWay) {}

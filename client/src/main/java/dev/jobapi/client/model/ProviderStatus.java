@@ -2,7 +2,7 @@ package dev.jobapi.client.model;
 
 /**
  * A provider: has it earned automatic fallback, why not, its newest acceptance run (null: none), and
- * its pause (null: not paused) and its health gate.
+ * its pause (null: not paused), its health gate, its limits and its load against them.
  */
 public record ProviderStatus(
         String name,
@@ -10,4 +10,6 @@ public record ProviderStatus(
         String refusal,
         AcceptanceRun latestRun,
         ProviderPause paused,
-        ProviderHealth health) {}
+        ProviderHealth health,
+        ProviderLimits limits,
+        ProviderUsage usage) {}

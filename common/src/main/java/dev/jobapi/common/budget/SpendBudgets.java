@@ -13,18 +13,23 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Predicate;
 import org.hibernate.Session;
 
 /**
- * Money budgets, reserved before the send (docs/design.md, rule 20). A claim reserves the most its
- * call can cost in the windows of the owner's budgets (the UTC day's and month's) by a conditional
- * update that succeeds only while the reservation fits; concurrent claims of one owner queue on the
- * window's row and each sees the others' reservations, so no number of clicks, queued jobs or
- * workers spends past the budget. The provider's reported usage settles the reservation to the
- * cost, a failure with nothing reported releases it (both by triggers, whichever path writes them:
- * V23__spend_budgets.sql), and an attempt whose usage is unknown keeps it until it is reconciled.
+ * Money budgets, reserved before the send (docs/design.md, rule 20). An owner's budget for a UTC day
+ * or month holds the calls to every provider, or those to one provider. A claim reserves the most its
+ * call can cost in the window of each budget that applies to it (the owner's for every provider and
+ * those for the call's provider) by a conditional update that succeeds only while the reservation
+ * fits; concurrent claims of one owner queue on the window's row and each sees the others'
+ * reservations, so no number of clicks, queued jobs or workers spends past a budget. The provider's
+ * reported usage settles the reservation to the cost in every window of the call, a failure with
+ * nothing reported releases it from the windows it was held in (both by triggers, whichever path
+ * writes them: V23__spend_budgets.sql, V30__provider_budgets.sql), and an attempt whose usage is
+ * unknown keeps it until it is reconciled.
  *
  * <p>The statements go to the transaction's JDBC connection directly, so a claim's pending entity
  * changes are not flushed early by them.
@@ -63,15 +68,29 @@ public class SpendBudgets {
         }
     }
 
-    /** An owner's budget for one period and where it stands now. */
+    /**
+     * An owner's budget for one period and where it stands now. {@code provider} is the one provider
+     * whose calls it holds, null for a budget of every provider.
+     */
     public record Standing(
             Period period,
+            String provider,
             LocalDate startsOn,
             BigDecimal limitUsd,
             int softPercent,
             boolean defaultBudget,
             BigDecimal spentUsd,
             BigDecimal reservedUsd) {
+
+        /** The budget in words: "day budget", "month budget for provider fake-a". */
+        public String describe() {
+            return period.wireName() + " budget" + (provider == null ? "" : " for provider " + provider);
+        }
+
+        /** The window's name in {@code attempt.reserved_in}: "day", "month:fake-a" (V30's spend_window_name). */
+        String windowName() {
+            return period.wireName() + (provider == null ? "" : ":" + provider);
+        }
 
         public BigDecimal remainingUsd() {
             return limitUsd.subtract(spentUsd).subtract(reservedUsd).max(BigDecimal.ZERO);
@@ -96,9 +115,9 @@ public class SpendBudgets {
      */
     public record Reserved(Long priceId, BigDecimal amountUsd, List<Standing> windows) implements Reservation {
 
-        /** The periods the amount is held in, as the attempt records them ({@code attempt.reserved_in}). */
-        public String[] periods() {
-            return windows.stream().map(w -> w.period().wireName()).toArray(String[]::new);
+        /** The windows the amount is held in, as the attempt records them ({@code attempt.reserved_in}). */
+        public String[] windowNames() {
+            return windows.stream().map(Standing::windowName).toArray(String[]::new);
         }
 
         /** The windows this reservation took past their soft threshold. */
@@ -107,13 +126,13 @@ public class SpendBudgets {
         }
     }
 
-    /** The call does not fit the owner's budget for {@code standing}'s period. */
+    /** The call does not fit the owner's budget {@code standing}: its period's, for every provider or the call's. */
     public record Refused(Standing standing, BigDecimal neededUsd) implements Reservation {
         public String reason() {
             return String.format(
-                    "the owner's %s budget of %s USD holds %s USD spent and %s USD reserved; this call may cost up"
+                    "the owner's %s of %s USD holds %s USD spent and %s USD reserved; this call may cost up"
                             + " to %s USD",
-                    standing.period().wireName(),
+                    standing.describe(),
                     standing.limitUsd().toPlainString(),
                     standing.spentUsd().toPlainString(),
                     standing.reservedUsd().toPlainString(),
@@ -129,13 +148,34 @@ public class SpendBudgets {
         }
     }
 
-    /** A budget that applies to an owner: its limit, soft threshold and whether it is the default. */
-    record Budget(Period period, BigDecimal limitUsd, int softPercent, boolean defaultBudget) {
+    /**
+     * A budget of an owner: its period, the provider it holds (null: every provider), its limit, soft
+     * threshold and whether it is the default.
+     */
+    record Budget(Period period, String provider, BigDecimal limitUsd, int softPercent, boolean defaultBudget) {
+
+        /** Day before month, and a period's budget of every provider before a provider's: the lock order. */
+        static final Comparator<Budget> LOCK_ORDER = Comparator.comparing(Budget::period)
+                .thenComparing(Budget::provider, Comparator.nullsFirst(Comparator.naturalOrder()));
+
+        /** Whether it holds a call to {@code callProvider} (null: asked of every provider's budgets only). */
+        boolean holds(String callProvider) {
+            return provider == null || provider.equals(callProvider);
+        }
+
+        /** The provider column's value: '' for a budget of every provider. */
+        String providerColumn() {
+            return provider == null ? EVERY_PROVIDER : provider;
+        }
 
         Standing standing(LocalDate startsOn, BigDecimal spentUsd, BigDecimal reservedUsd) {
-            return new Standing(period, startsOn, limitUsd, softPercent, defaultBudget, spentUsd, reservedUsd);
+            return new Standing(
+                    period, provider, startsOn, limitUsd, softPercent, defaultBudget, spentUsd, reservedUsd);
         }
     }
+
+    /** The provider column of a budget or window of every provider (V30). */
+    public static final String EVERY_PROVIDER = "";
 
     private static final BigDecimal MILLION = BigDecimal.valueOf(1_000_000);
 
@@ -148,16 +188,20 @@ public class SpendBudgets {
     }
 
     /**
-     * Reserves the most a call can cost: {@code promptTokensAtMost} bounds its prompt's tokens (the
-     * caller counts the prompt's bytes: no token is shorter than a byte) and {@code maxTokens} its
-     * output. Runs in the claim's transaction, before
-     * the claim: a claim that then fails must {@link #release} it.
+     * Reserves the most a call to {@code provider} can cost, in every budget that holds it: the
+     * owner's for every provider and those for {@code provider}. {@code promptTokensAtMost} bounds
+     * its prompt's tokens (the caller counts the prompt's bytes: no token is shorter than a byte) and
+     * {@code maxTokens} its output. Runs in the claim's transaction, before the claim: a claim that
+     * then fails must {@link #release} it. The windows are reserved in, and so locked in,
+     * {@link Budget#LOCK_ORDER}, the order the settling triggers lock them in too.
      */
     public Reservation reserve(
             String ownerId, String provider, String model, long promptTokensAtMost, int maxTokens, Instant now) {
         return em.unwrap(Session.class).doReturningWork(connection -> {
             Optional<Price> price = price(connection, provider, model, now);
-            List<Budget> budgets = budgets(connection, ownerId);
+            List<Budget> budgets = budgets(connection, ownerId).stream()
+                    .filter(budget -> budget.holds(provider))
+                    .toList();
             if (budgets.isEmpty()) {
                 return new Reserved(price.map(Price::id).orElse(null), null, List.of());
             }
@@ -168,11 +212,11 @@ public class SpendBudgets {
             List<Standing> reserved = new ArrayList<>();
             for (Budget budget : budgets) {
                 LocalDate startsOn = budget.period().startOf(now);
-                openWindow(connection, ownerId, budget.period(), startsOn);
+                openWindow(connection, ownerId, budget, startsOn);
                 Optional<Standing> fitted = reserveIn(connection, ownerId, budget, startsOn, amount);
                 if (fitted.isEmpty()) {
                     for (Standing earlier : reserved) {
-                        release(connection, ownerId, earlier.period(), earlier.startsOn(), amount);
+                        release(connection, ownerId, earlier, amount);
                     }
                     return new Refused(standing(connection, ownerId, budget, startsOn), amount);
                 }
@@ -189,17 +233,35 @@ public class SpendBudgets {
         }
         em.unwrap(Session.class).doWork(connection -> {
             for (Standing window : reservation.windows()) {
-                release(connection, ownerId, window.period(), window.startsOn(), reservation.amountUsd());
+                release(connection, ownerId, window, reservation.amountUsd());
             }
         });
     }
 
-    /** The owner's budgets and where each stands at {@code now}; empty when none applies. */
+    /**
+     * Every budget of the owner (for every provider, and each provider's) and where each stands at
+     * {@code now}; empty when none applies.
+     */
     public List<Standing> standings(String ownerId, Instant now) {
+        return standings(ownerId, budget -> true, now);
+    }
+
+    /**
+     * The owner's budgets that hold a call to {@code provider} (null: only those of every provider,
+     * for a call to a provider not named yet) and where each stands at {@code now}.
+     */
+    public List<Standing> standings(String ownerId, String provider, Instant now) {
+        return standings(ownerId, budget -> budget.holds(provider), now);
+    }
+
+    private List<Standing> standings(String ownerId, Predicate<Budget> which, Instant now) {
         return em.unwrap(Session.class).doReturningWork(connection -> {
             List<Standing> out = new ArrayList<>();
             for (Budget budget : budgets(connection, ownerId)) {
-                out.add(standing(connection, ownerId, budget, budget.period().startOf(now)));
+                if (which.test(budget)) {
+                    out.add(standing(
+                            connection, ownerId, budget, budget.period().startOf(now)));
+                }
             }
             return out;
         });
@@ -231,50 +293,62 @@ public class SpendBudgets {
         }
     }
 
-    /** The owner's budgets, day before month (the order every reservation locks windows in). */
+    /**
+     * The owner's budgets in {@link Budget#LOCK_ORDER}: the defaults of every provider (properties),
+     * each replaced by the operator's budget of every provider for its period, and the operator's
+     * budgets for one provider.
+     */
     private List<Budget> budgets(Connection connection, String ownerId) throws SQLException {
         List<Budget> out = new ArrayList<>();
         for (Period period : Period.values()) {
             Optional<BigDecimal> fallback = period == Period.DAY ? config.dayUsd() : config.monthUsd();
-            fallback.ifPresent(limit -> out.add(new Budget(period, limit, config.softPercent(), true)));
+            fallback.ifPresent(limit -> out.add(new Budget(period, null, limit, config.softPercent(), true)));
         }
         try (PreparedStatement select = connection.prepareStatement(
-                "SELECT period, limit_usd, soft_percent FROM spend_budget WHERE owner_id = ?")) {
+                "SELECT period, provider, limit_usd, soft_percent FROM spend_budget WHERE owner_id = ?")) {
             select.setString(1, ownerId);
             try (ResultSet row = select.executeQuery()) {
                 while (row.next()) {
                     Period period = Period.fromWireName(row.getString(1)).orElseThrow();
-                    out.removeIf(b -> b.period() == period);
-                    out.add(new Budget(period, row.getBigDecimal(2), row.getInt(3), false));
+                    String provider = row.getString(2).equals(EVERY_PROVIDER) ? null : row.getString(2);
+                    if (provider == null) {
+                        out.removeIf(b -> b.period() == period && b.provider() == null);
+                    }
+                    out.add(new Budget(period, provider, row.getBigDecimal(3), row.getInt(4), false));
                 }
             }
         }
-        out.sort(java.util.Comparator.comparing(Budget::period));
+        out.sort(Budget.LOCK_ORDER);
         return out;
     }
 
     /**
-     * Opens the owner's window for a period the first time a budget meets it, with what the owner's
-     * attempts claimed in the period already cost (a budget set mid-month counts the month's spend).
+     * Opens the owner's window of a budget the first time it meets a period, with what the owner's
+     * attempts it holds claimed in the period already cost (a budget set mid-month counts the month's
+     * spend).
      */
-    private static void openWindow(Connection connection, String ownerId, Period period, LocalDate startsOn)
+    private static void openWindow(Connection connection, String ownerId, Budget budget, LocalDate startsOn)
             throws SQLException {
-        try (PreparedStatement insert =
-                connection.prepareStatement("INSERT INTO spend_window (owner_id, period, starts_on, spent_usd)"
-                        + " SELECT ?, ?, ?, (SELECT coalesce(sum(a.cost_usd), 0) FROM attempt a JOIN job j"
-                        + " ON j.id = a.job_id WHERE j.owner_id = ? AND a.sent_at >= ? AND a.sent_at < ?)"
+        try (PreparedStatement insert = connection.prepareStatement(
+                "INSERT INTO spend_window (owner_id, period, starts_on, provider, spent_usd)"
+                        + " SELECT ?, ?, ?, ?, (SELECT coalesce(sum(a.cost_usd), 0) FROM attempt a JOIN job j"
+                        + " ON j.id = a.job_id WHERE j.owner_id = ? AND a.sent_at >= ? AND a.sent_at < ?"
+                        + " AND ? IN ('', a.provider))"
                         + " WHERE NOT EXISTS (SELECT 1 FROM spend_window WHERE owner_id = ? AND period = ?"
-                        + " AND starts_on = ?) ON CONFLICT DO NOTHING")) {
-            LocalDate endsBefore = period.nextStart(startsOn);
+                        + " AND starts_on = ? AND provider = ?) ON CONFLICT DO NOTHING")) {
+            LocalDate endsBefore = budget.period().nextStart(startsOn);
             insert.setString(1, ownerId);
-            insert.setString(2, period.wireName());
+            insert.setString(2, budget.period().wireName());
             insert.setObject(3, startsOn);
-            insert.setString(4, ownerId);
-            insert.setObject(5, startsOn.atStartOfDay().atOffset(ZoneOffset.UTC));
-            insert.setObject(6, endsBefore.atStartOfDay().atOffset(ZoneOffset.UTC));
-            insert.setString(7, ownerId);
-            insert.setString(8, period.wireName());
-            insert.setObject(9, startsOn);
+            insert.setString(4, budget.providerColumn());
+            insert.setString(5, ownerId);
+            insert.setObject(6, startsOn.atStartOfDay().atOffset(ZoneOffset.UTC));
+            insert.setObject(7, endsBefore.atStartOfDay().atOffset(ZoneOffset.UTC));
+            insert.setString(8, budget.providerColumn());
+            insert.setString(9, ownerId);
+            insert.setString(10, budget.period().wireName());
+            insert.setObject(11, startsOn);
+            insert.setString(12, budget.providerColumn());
             insert.executeUpdate();
         }
     }
@@ -289,14 +363,15 @@ public class SpendBudgets {
             throws SQLException {
         try (PreparedStatement update =
                 connection.prepareStatement("UPDATE spend_window SET reserved_usd = reserved_usd + ?"
-                        + " WHERE owner_id = ? AND period = ? AND starts_on = ?"
+                        + " WHERE owner_id = ? AND period = ? AND starts_on = ? AND provider = ?"
                         + " AND spent_usd + reserved_usd + ? <= ? RETURNING spent_usd, reserved_usd")) {
             update.setBigDecimal(1, amount);
             update.setString(2, ownerId);
             update.setString(3, budget.period().wireName());
             update.setObject(4, startsOn);
-            update.setBigDecimal(5, amount);
-            update.setBigDecimal(6, budget.limitUsd());
+            update.setString(5, budget.providerColumn());
+            update.setBigDecimal(6, amount);
+            update.setBigDecimal(7, budget.limitUsd());
             try (ResultSet row = update.executeQuery()) {
                 return row.next()
                         ? Optional.of(budget.standing(startsOn, row.getBigDecimal(1), row.getBigDecimal(2)))
@@ -305,27 +380,28 @@ public class SpendBudgets {
         }
     }
 
-    private static void release(
-            Connection connection, String ownerId, Period period, LocalDate startsOn, BigDecimal amount)
+    private static void release(Connection connection, String ownerId, Standing window, BigDecimal amount)
             throws SQLException {
         try (PreparedStatement update =
                 connection.prepareStatement("UPDATE spend_window SET reserved_usd = reserved_usd - ?"
-                        + " WHERE owner_id = ? AND period = ? AND starts_on = ?")) {
+                        + " WHERE owner_id = ? AND period = ? AND starts_on = ? AND provider = ?")) {
             update.setBigDecimal(1, amount);
             update.setString(2, ownerId);
-            update.setString(3, period.wireName());
-            update.setObject(4, startsOn);
+            update.setString(3, window.period().wireName());
+            update.setObject(4, window.startsOn());
+            update.setString(5, window.provider() == null ? EVERY_PROVIDER : window.provider());
             update.executeUpdate();
         }
     }
 
     private static Standing standing(Connection connection, String ownerId, Budget budget, LocalDate startsOn)
             throws SQLException {
-        try (PreparedStatement select = connection.prepareStatement(
-                "SELECT spent_usd, reserved_usd FROM spend_window WHERE owner_id = ? AND period = ? AND starts_on = ?")) {
+        try (PreparedStatement select = connection.prepareStatement("SELECT spent_usd, reserved_usd FROM spend_window"
+                + " WHERE owner_id = ? AND period = ? AND starts_on = ? AND provider = ?")) {
             select.setString(1, ownerId);
             select.setString(2, budget.period().wireName());
             select.setObject(3, startsOn);
+            select.setString(4, budget.providerColumn());
             try (ResultSet row = select.executeQuery()) {
                 boolean open = row.next();
                 return budget.standing(

@@ -49,13 +49,38 @@ public class ProviderHealth {
             String lastFault,
             Instant limitedUntil,
             String limitReason,
-            boolean open) {
+            boolean open,
+            int probeCalls,
+            int probeFaults,
+            int probesUnderWay) {
 
         /** A provider no call was ever counted for: closed, nothing known against it. */
         static Standing untouched(String provider) {
-            return new Standing(provider, BreakerState.CLOSED.wireName(), 0, 0, null, null, null, null, null, true);
+            return new Standing(
+                    provider, BreakerState.CLOSED.wireName(), 0, 0, null, null, null, null, null, true, 0, 0, 0);
         }
     }
+
+    /**
+     * An attempt {@code a}'s call is in flight: claimed and not yet recorded, under a live lease (a
+     * dead worker's call stops counting with its lease). Counted on the partial index
+     * {@code attempt_in_flight}.
+     */
+    public static final String IN_FLIGHT =
+            "a.state = 'starting' AND a.lease_owner IS NOT NULL AND a.lease_expires_at > statement_timestamp()";
+
+    /**
+     * A provider's limits, as the newest worker to start was configured with (null: none), and its
+     * load against them now: calls in flight, and the requests and tokens counted this UTC minute
+     * (only while it has a per-minute limit).
+     */
+    public record Load(
+            Integer maxInFlight,
+            Integer requestsPerMinute,
+            Integer tokensPerMinute,
+            long inFlight,
+            int requestsThisMinute,
+            long tokensThisMinute) {}
 
     private final EntityManager em;
 
@@ -67,11 +92,35 @@ public class ProviderHealth {
     public Standing standing(String provider) {
         List<?> rows = em.createNativeQuery("SELECT provider, state, window_calls, window_faults, opened_at, retry_at,"
                         + " last_fault, limited_until, limit_reason,"
-                        + " state = 'closed' AND coalesce(limited_until <= statement_timestamp(), true)"
-                        + " FROM provider_health WHERE provider = ?1")
+                        + " state = 'closed' AND coalesce(limited_until <= statement_timestamp(), true),"
+                        + " probe_calls, probe_faults, (SELECT count(*) FROM provider_probe p WHERE p.provider = h.provider)"
+                        + " FROM provider_health h WHERE provider = ?1")
                 .setParameter(1, provider)
                 .getResultList();
         return rows.isEmpty() ? Standing.untouched(provider) : standing((Object[]) rows.get(0));
+    }
+
+    /** The provider's limits and its load against them now. */
+    public Load load(String provider) {
+        String thisMinute = "h.rate_minute = date_trunc('minute', statement_timestamp())";
+        Object[] row = (Object[]) em.createNativeQuery("SELECT h.max_in_flight, h.requests_per_minute,"
+                        + " h.tokens_per_minute, (SELECT count(*) FROM attempt a WHERE a.provider = ?1 AND "
+                        + IN_FLIGHT + "), CASE WHEN " + thisMinute + " THEN h.minute_requests ELSE 0 END,"
+                        + " CASE WHEN " + thisMinute + " THEN h.minute_tokens ELSE 0 END"
+                        + " FROM (SELECT 1) one LEFT JOIN provider_health h ON h.provider = ?1")
+                .setParameter(1, provider)
+                .getSingleResult();
+        return new Load(
+                integer(row[0]),
+                integer(row[1]),
+                integer(row[2]),
+                ((Number) row[3]).longValue(),
+                row[4] == null ? 0 : ((Number) row[4]).intValue(),
+                row[5] == null ? 0 : ((Number) row[5]).longValue());
+    }
+
+    private static Integer integer(Object value) {
+        return value == null ? null : ((Number) value).intValue();
     }
 
     /** Whether a call of the provider may start now (neither breaker nor announced limit holds it). */
@@ -90,6 +139,9 @@ public class ProviderHealth {
                 (String) row[6],
                 SqlTimes.instant(row[7]),
                 (String) row[8],
-                (Boolean) row[9]);
+                (Boolean) row[9],
+                ((Number) row[10]).intValue(),
+                ((Number) row[11]).intValue(),
+                ((Number) row[12]).intValue());
     }
 }

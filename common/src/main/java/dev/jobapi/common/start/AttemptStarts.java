@@ -55,10 +55,10 @@ public class AttemptStarts {
 
     /**
      * Why no new attempt of this existing job may start now, in the order a caller reports them: the
-     * job closed, the kill switch off, the job's attempts at their bound, the owner's budget (tokens
-     * or money) spent,
-     * attempts still open. Empty when one
-     * may. The API's job representation asks it too, so it offers no button the API would refuse.
+     * job closed, the kill switch off, the job's attempts at their bound, the owner's budget (tokens,
+     * or money of every provider) spent, attempts still open. Empty when one may. The new attempt's
+     * provider is not asked here: a caller that knows it asks {@link #refusalAt} too. The API's job
+     * representation asks it too, so it offers no button the API would refuse.
      * A decision calls it with the job row locked, in the transaction that starts the attempt: the
      * switch is read {@code FOR SHARE} there, so a flip waits for this decision to commit.
      *
@@ -76,7 +76,7 @@ public class AttemptStarts {
         if (jobAttempts.size() >= limits.perJob()) {
             return Optional.of(new StartRefusal.AttemptLimitReached(job.id(), jobAttempts.size(), limits.perJob()));
         }
-        Optional<StartRefusal> budget = budgetRefusal(job.ownerId());
+        Optional<StartRefusal> budget = budgetRefusal(job.ownerId(), null);
         if (budget.isPresent()) {
             return budget;
         }
@@ -86,18 +86,21 @@ public class AttemptStarts {
     }
 
     /**
-     * Why a new job's first attempt may not start: only the owner's budget. The kill switch stops
-     * fallbacks, new attempts of existing jobs, not new jobs; a new job has nothing open.
+     * Why an attempt of the owner's at {@code provider} may not start for the owner's budgets: tokens,
+     * or money of every provider or of {@code provider}. A new job's first attempt asks only this: the
+     * kill switch stops fallbacks, new attempts of existing jobs, not new jobs, and a new job has
+     * nothing open. A new attempt of an existing job asks it once its provider is known, after
+     * {@link #refusal}.
      */
     @Transactional(Transactional.TxType.MANDATORY)
-    public Optional<StartRefusal> refusalOfFirstAttempt(String ownerId) {
-        return budgetRefusal(ownerId);
+    public Optional<StartRefusal> refusalAt(String ownerId, String provider) {
+        return budgetRefusal(ownerId, provider);
     }
 
     /**
      * Starts an attempt: a {@code starting} row and its outbox row, committed together or not at all
-     * (rule 3). Call only after {@link #refusal} (or {@link #refusalOfFirstAttempt}) said yes in the
-     * same transaction.
+     * (rule 3). Call only after {@link #refusal} (or, for a job's first attempt, {@link #refusalAt})
+     * said yes in the same transaction.
      *
      * @param idempotencyKey the request's key, scoped to the job; null for a job's first attempt
      */
@@ -143,17 +146,18 @@ public class AttemptStarts {
     }
 
     /**
-     * The owner's token budget spent today, or a money budget with nothing left (spent and reserved
-     * fill it). The claim's reservation is what keeps a money budget (rule 20); this answers early,
-     * with the figures, what the claim would refuse.
+     * The owner's token budget spent today, or a money budget that holds a call to {@code provider}
+     * (null: only those of every provider) with nothing left (spent and reserved fill it). The claim's
+     * reservation is what keeps a money budget (rule 20); this answers early, with the figures, what
+     * the claim would refuse.
      */
-    private Optional<StartRefusal> budgetRefusal(String ownerId) {
+    private Optional<StartRefusal> budgetRefusal(String ownerId, String provider) {
         Optional<StartRefusal> tokens =
                 budgets.spent(ownerId).map(spent -> new StartRefusal.BudgetSpent(ownerId, spent));
         if (tokens.isPresent()) {
             return tokens;
         }
-        return spend.standings(ownerId, clock.instant()).stream()
+        return spend.standings(ownerId, provider, clock.instant()).stream()
                 .filter(standing -> standing.remainingUsd().signum() == 0)
                 .findFirst()
                 .map(full -> new StartRefusal.SpendBudgetFull(ownerId, full));

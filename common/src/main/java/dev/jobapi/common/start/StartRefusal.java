@@ -53,14 +53,17 @@ public sealed interface StartRefusal {
         }
     }
 
-    /** The owner's money budget for a period has nothing left: spent and reserved fill it (rule 20). */
+    /**
+     * The owner's money budget for a period, of every provider or of the attempt's, has nothing left:
+     * spent and reserved fill it (rule 20).
+     */
     record SpendBudgetFull(String ownerId, SpendBudgets.Standing standing) implements StartRefusal {
         @Override
         public String reason() {
             return String.format(
-                    "owner %s's %s budget of %s USD is full: %s USD spent, %s USD reserved",
+                    "owner %s's %s of %s USD is full: %s USD spent, %s USD reserved",
                     ownerId,
-                    standing.period().wireName(),
+                    standing.describe(),
                     standing.limitUsd().toPlainString(),
                     standing.spentUsd().toPlainString(),
                     standing.reservedUsd().toPlainString());

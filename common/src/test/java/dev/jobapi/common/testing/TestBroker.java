@@ -34,6 +34,22 @@ public final class TestBroker {
         });
     }
 
+    /**
+     * Takes (auto-acknowledged) at most {@code count} messages from the queue and returns their bodies:
+     * what a test knows was there, and nothing a publisher adds meanwhile, which {@link #drain} would
+     * take too.
+     */
+    public static List<String> take(BrokerConnection broker, String queue, int count) {
+        return broker.withChannel(channel -> {
+            List<String> bodies = new ArrayList<>();
+            GetResponse response;
+            while (bodies.size() < count && (response = channel.basicGet(queue, true)) != null) {
+                bodies.add(new String(response.getBody(), StandardCharsets.UTF_8));
+            }
+            return bodies;
+        });
+    }
+
     /** Messages ready in the queue, by the broker's count. */
     public static long depth(BrokerConnection broker, String queue) {
         return broker.withChannel(

@@ -42,6 +42,7 @@ public final class TestDatabase {
                         "bulk_action_item",
                         "bulk_action",
                         "provider_pause",
+                        "provider_probe",
                         "provider_health",
                         "owner_share"
                     }) {

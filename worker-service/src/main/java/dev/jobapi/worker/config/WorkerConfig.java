@@ -167,6 +167,20 @@ public interface WorkerConfig {
          */
         Optional<Integer> maxInFlight();
 
+        /**
+         * Calls this provider takes per UTC minute, across workers (its published request limit, or
+         * this deployment's share of it); absent: no limit. Past it the provider's calls are held
+         * until the next minute (rule 21).
+         */
+        Optional<Integer> requestsPerMinute();
+
+        /**
+         * Tokens this provider takes per UTC minute, across workers, each call counted at the most it
+         * may use (its prompt's bound and {@link #maxTokens}, as providers count a request against
+         * the limit when it arrives); absent: no limit.
+         */
+        Optional<Integer> tokensPerMinute();
+
         /** The provider APIs the worker has an adapter for. */
         enum Kind {
             /** OpenAI chat completions, streamed; also what the fake provider speaks at /v1/chat/completions. */
@@ -236,13 +250,22 @@ public interface WorkerConfig {
         @WithDefault("10s")
         Duration window();
 
-        /** How long an open breaker holds every call before one probe may go. */
+        /** How long an open breaker holds every call before its probe calls may go. */
         @WithDefault("15s")
         Duration openFor();
 
         /**
-         * A probe claimed this long ago with no outcome recorded (its worker died, its claim was lost)
-         * lets another attempt probe. Longer than a call may take (the call deadline).
+         * The calls a half-open breaker lets go and judges together: their faults reaching the fault
+         * share of them all open it again, and the successes making that impossible close it. One
+         * alone failed a third of the time at a provider failing a third of its calls, and held every
+         * call for another open time each time (CI's soak: 774 attempts held at the end).
+         */
+        @WithDefault("5")
+        int probeCalls();
+
+        /**
+         * A probe taken this long ago with no outcome recorded (its worker died, its claim was lost)
+         * lets a held attempt probe in its place. Longer than a call may take (the call deadline).
          */
         @WithDefault("5m")
         Duration probeTimeout();

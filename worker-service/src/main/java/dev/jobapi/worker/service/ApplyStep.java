@@ -99,11 +99,16 @@ public class ApplyStep {
         boolean reserved = work.reserveApply(key, job.id(), attempt.id(), scope, step.now());
         boolean applied =
                 !reserved && work.applyStatus(key).filter("applied"::equals).isPresent();
-        events.record(
-                job.id(),
-                attempt.id(),
-                reserved ? JobEventKind.APPLY_RESERVED : JobEventKind.APPLY_KEY_EXISTS,
-                "key " + key + (reserved ? ", scope " + scope : applied ? ", already applied" : ", outcome unknown"));
+        // An apply made in this transaction records apply.done with its key: a reservation of its own
+        // on the timeline would say nothing more (issue 33: only rows a person reads).
+        if (!reserved || !applier.appliesInTheDatabase()) {
+            events.record(
+                    job.id(),
+                    attempt.id(),
+                    reserved ? JobEventKind.APPLY_RESERVED : JobEventKind.APPLY_KEY_EXISTS,
+                    "key " + key
+                            + (reserved ? ", scope " + scope : applied ? ", already applied" : ", outcome unknown"));
+        }
         if (!applier.appliesInTheDatabase()) {
             return new Plan(key, target, scope, patch, applied);
         }

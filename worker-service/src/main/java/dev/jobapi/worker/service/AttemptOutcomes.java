@@ -178,16 +178,21 @@ public class AttemptOutcomes {
      * reported nothing (source unknown), which is never silent spend either.
      */
     void recordUsage(Loaded step, ProviderOutcome.Usage usage) {
+        storeUsage(step, usage);
+        events.record(step.attempt().jobId(), step.attempt().id(), JobEventKind.USAGE_RECORDED, describe(usage));
+    }
+
+    /** {@link #recordUsage} for a caller whose own timeline event describes the usage. */
+    void storeUsage(Loaded step, ProviderOutcome.Usage usage) {
         Attempt attempt = step.attempt();
         if (work.recordUsage(attempt.id(), step.job().ownerId(), attempt.provider(), usage, step.now())
                 && usage != null) {
             step.keepReportedUsageStored();
         }
         step.afterCommit(() -> metrics.tokens(attempt.provider(), usage));
-        events.record(attempt.jobId(), attempt.id(), JobEventKind.USAGE_RECORDED, describe(usage));
     }
 
-    private static String describe(ProviderOutcome.Usage usage) {
+    static String describe(ProviderOutcome.Usage usage) {
         return usage == null
                 ? "source unknown: the provider reported nothing"
                 : "provider_reported: " + usage.promptTokens() + " prompt + " + usage.completionTokens()

@@ -4,6 +4,7 @@ import dev.jobapi.common.message.AttemptMessage;
 import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.common.tracing.Tracing;
 import dev.jobapi.worker.apply.ApplyRefused;
+import dev.jobapi.worker.provider.InFlightCaps;
 import dev.jobapi.worker.provider.ProviderGate;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import dev.jobapi.worker.provider.ProviderRegistry;
@@ -67,6 +68,7 @@ public class AttemptPipeline {
     private final Reconciliation reconciliation;
     private final ProviderRegistry providers;
     private final ProviderGate gate;
+    private final InFlightCaps caps;
     private final LeaseKeeper leases;
     private final WorkerMetrics metrics;
     private final Tracing tracing;
@@ -81,6 +83,7 @@ public class AttemptPipeline {
             Reconciliation reconciliation,
             ProviderRegistry providers,
             ProviderGate gate,
+            InFlightCaps caps,
             LeaseKeeper leases,
             WorkerMetrics metrics,
             Tracing tracing) {
@@ -94,6 +97,7 @@ public class AttemptPipeline {
         this.reconciliation = reconciliation;
         this.providers = providers;
         this.gate = gate;
+        this.caps = caps;
         this.leases = leases;
         this.metrics = metrics;
     }
@@ -132,11 +136,10 @@ public class AttemptPipeline {
                     describe(span, answered);
                     return answered;
                 });
-                try {
-                    recordElectAndApply(attemptId, outcome, Origin.CALL);
-                } finally {
-                    countForHealth(request.provider(), attemptId, outcome);
-                }
+                // Before the record: a probe whose attempt ended uncounted looks abandoned to the gate's
+                // round, which would free it for a sixth probe of five.
+                countForHealth(request.provider(), attemptId, outcome, decision.probe());
+                applyOnTarget(attemptId, recordAndElect(attemptId, outcome, Origin.CALL));
             }
             case ELECT -> electAndApply(attemptId);
             case APPLY -> resumeApply(attemptId);
@@ -146,12 +149,12 @@ public class AttemptPipeline {
     }
 
     /**
-     * Records an answer, elects and reserves the apply in one step, then applies. A call's answer is
-     * paid for and in hand only once: a step that cannot commit at all is followed by one that
-     * stores the generation and usage alone (rule 4), for the sweep to elect. A lookup's answer the
-     * provider still keeps, for a later round.
+     * Records an answer, elects and reserves the apply in one step; the plan is what to apply. A
+     * call's answer is paid for and in hand only once: a step that cannot commit at all is followed
+     * by one that stores the generation and usage alone (rule 4), for the sweep to elect. A lookup's
+     * answer the provider still keeps, for a later round.
      */
-    private void recordElectAndApply(UUID attemptId, ProviderOutcome outcome, Origin origin) {
+    private ApplyStep.Plan recordAndElect(UUID attemptId, ProviderOutcome outcome, Origin origin) {
         ApplyStep.Plan plan;
         try {
             plan = steps.run(
@@ -167,23 +170,23 @@ public class AttemptPipeline {
             }
             throw e;
         }
-        applyOnTarget(attemptId, plan);
+        return plan;
     }
 
     /**
      * Counts the call for its provider's health gate (rule 21), in a transaction of its own, once its
-     * answer is recorded. Advice only: a count the database refuses is lost, nothing else.
+     * answer is recorded and before it is applied, and gives a capped provider's freed slot to a held attempt. Advice only: a
+     * count the database refuses is lost, nothing else.
      */
-    private void countForHealth(String provider, UUID attemptId, ProviderOutcome outcome) {
+    private void countForHealth(String provider, UUID attemptId, ProviderOutcome outcome, boolean probe) {
         try {
             if (outcome instanceof ProviderOutcome.Held) {
-                // The provider answered and asked to wait: its announced limit holds the calls, and a
-                // probe it held probes again when the limit ends (kept, the breaker stayed half open
-                // until the probe timeout).
-                gate.giveBackProbe(provider, attemptId);
+                // The provider answered and asked to wait: its announced limit holds the calls. A probe
+                // it held is freed by the gate's round when the limit ends (the attempt is not in flight).
                 return;
             }
-            gate.count(provider, attemptId, outcome.fault());
+            gate.ended(provider, attemptId, outcome.fault(), probe);
+            caps.callEnded(provider);
         } catch (RuntimeException notCounted) {
             LOG.warnf("Provider %s's call for attempt %s was not counted: %s", provider, attemptId, notCounted);
         }
@@ -225,7 +228,7 @@ public class AttemptPipeline {
         if (found.isEmpty()) {
             return false;
         }
-        recordElectAndApply(attemptId, found.get(), Origin.LOOKUP);
+        applyOnTarget(attemptId, recordAndElect(attemptId, found.get(), Origin.LOOKUP));
         return true;
     }
 

@@ -12,6 +12,7 @@ import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.fallback.AutomaticFallback;
+import dev.jobapi.worker.provider.HoldCause;
 import dev.jobapi.worker.provider.InFlightCaps;
 import dev.jobapi.worker.provider.ProviderGate;
 import dev.jobapi.worker.provider.ProviderRequest;
@@ -55,12 +56,12 @@ public class ClaimStep {
         RECONCILE
     }
 
-    /** The decision, and the provider request when the attempt was claimed. */
-    public record Decision(Next next, ProviderRequest request) {
-        static final Decision NOTHING = new Decision(Next.NOTHING, null);
+    /** The decision, the provider request when the attempt was claimed, and whether its call probes a half-open breaker. */
+    public record Decision(Next next, ProviderRequest request, boolean probe) {
+        static final Decision NOTHING = new Decision(Next.NOTHING, null, false);
 
         static Decision of(Next next) {
-            return new Decision(next, null);
+            return new Decision(next, null, false);
         }
     }
 
@@ -75,6 +76,7 @@ public class ClaimStep {
     private final InFlightCaps caps;
     private final AutomaticFallback fallback;
     private final WorkerConfig config;
+    private final WorkerMetrics metrics;
     private final ObjectMapper mapper;
     private final String workerId;
 
@@ -90,6 +92,7 @@ public class ClaimStep {
             InFlightCaps caps,
             AutomaticFallback fallback,
             WorkerConfig config,
+            WorkerMetrics metrics,
             ObjectMapper mapper) {
         this.attempts = attempts;
         this.work = work;
@@ -102,6 +105,7 @@ public class ClaimStep {
         this.caps = caps;
         this.fallback = fallback;
         this.config = config;
+        this.metrics = metrics;
         this.mapper = mapper;
         this.workerId = config.worker().idOrPid();
     }
@@ -150,7 +154,7 @@ public class ClaimStep {
                 return Decision.NOTHING;
             }
             if (work.providerPaused(attempt.provider())) {
-                hold(step, "provider " + attempt.provider() + " is paused by an operator");
+                hold(step, HoldCause.PAUSED, "provider " + attempt.provider() + " is paused by an operator");
                 return Decision.NOTHING;
             }
             // The budget first: an attempt its owner cannot pay for fails now, whatever the gate says,
@@ -158,7 +162,8 @@ public class ClaimStep {
             // gate, an open breaker held such attempts and the probe passed to one of them per round:
             // CI's SpendBudgetTest waited 190 rounds.
             String prompt = prompt(job);
-            SpendBudgets.Reserved reserved = reserve(step, prompt);
+            long promptTokensAtMost = prompt.getBytes(StandardCharsets.UTF_8).length + MESSAGE_FRAMING_TOKENS;
+            SpendBudgets.Reserved reserved = reserve(step, promptTokensAtMost);
             if (reserved == null) {
                 return Decision.NOTHING;
             }
@@ -166,22 +171,19 @@ public class ClaimStep {
             if (capped.isPresent()) {
                 spend.release(job.ownerId(), reserved);
                 holdForCap(step, capped.get());
+                metrics.attemptHeld(attempt.provider(), HoldCause.IN_FLIGHT_CAP);
                 return Decision.NOTHING;
             }
-            ProviderGate.Verdict verdict = gate.verdict(attempt.provider(), attempt.id());
+            ProviderGate.Verdict verdict =
+                    gate.verdict(attempt.provider(), attempt.id(), promptTokensAtMost + maxTokens(attempt));
             if (verdict instanceof ProviderGate.Held held) {
                 spend.release(job.ownerId(), reserved);
-                hold(step, held.reason());
+                hold(step, held.cause(), held.reason());
                 return Decision.NOTHING;
             }
-            boolean probe = ((ProviderGate.Call) verdict).probe();
-            Decision decision = claim(step, prompt, reserved, probe);
-            if (probe && decision.next() != Next.CALL) {
-                // Another worker's claim came first: the probe is given back, so a held attempt probes
-                // at the next round. Kept, it held every call to the provider for the probe timeout.
-                gate.giveBackProbe(attempt.provider(), attempt.id());
-            }
-            return decision;
+            // A probe whose claim does not call (another worker's claim came first) is freed by the
+            // gate's round once its attempt is not in flight.
+            return claim(step, prompt, reserved, ((ProviderGate.Call) verdict).probe());
         }
         return afterAnotherClaim(step);
     }
@@ -190,7 +192,7 @@ public class ClaimStep {
      * Reserves the call's most expensive outcome in the owner's money budgets (rule 20), or refuses
      * the attempt for them: null then, the attempt failed without a request.
      */
-    private SpendBudgets.Reserved reserve(Loaded step, String prompt) {
+    private SpendBudgets.Reserved reserve(Loaded step, long promptTokensAtMost) {
         Attempt attempt = step.attempt();
         Job job = step.job();
         WorkerConfig.Provider settings = config.provider().get(attempt.provider());
@@ -198,8 +200,8 @@ public class ClaimStep {
                 job.ownerId(),
                 attempt.provider(),
                 settings == null ? "" : settings.model(),
-                prompt.getBytes(StandardCharsets.UTF_8).length + MESSAGE_FRAMING_TOKENS,
-                settings == null ? 0 : settings.maxTokens(),
+                promptTokensAtMost,
+                maxTokens(attempt),
                 step.now());
         if (reservation instanceof SpendBudgets.Refused refused) {
             refuseForSpend(step, refused.reason());
@@ -210,6 +212,12 @@ public class ClaimStep {
             return null;
         }
         return (SpendBudgets.Reserved) reservation;
+    }
+
+    /** The most tokens the provider may answer with: its configured cap, sent with the request. */
+    private int maxTokens(Attempt attempt) {
+        WorkerConfig.Provider settings = config.provider().get(attempt.provider());
+        return settings == null ? 0 : settings.maxTokens();
     }
 
     /** The gate let the call go: claims the attempt with its reservation, or finds another worker's claim. */
@@ -235,15 +243,15 @@ public class ClaimStep {
                         attempt.id(),
                         JobEventKind.BUDGET_THRESHOLD,
                         String.format(
-                                "owner %s's %s budget past %d%%: %s USD spent, %s USD reserved of %s USD",
+                                "owner %s's %s past %d%%: %s USD spent, %s USD reserved of %s USD",
                                 job.ownerId(),
-                                window.period().wireName(),
+                                window.describe(),
                                 window.softPercent(),
                                 window.spentUsd().toPlainString(),
                                 window.reservedUsd().toPlainString(),
                                 window.limitUsd().toPlainString()));
             }
-            return new Decision(Next.CALL, request(step, prompt));
+            return new Decision(Next.CALL, request(step, prompt), probe);
         }
         spend.release(job.ownerId(), reserved);
         return afterAnotherClaim(step);
@@ -291,7 +299,8 @@ public class ClaimStep {
      * announces it again; or, when its job may fall back to a provider that can take it now, it is
      * superseded by an attempt there.
      */
-    private void hold(Loaded step, String reason) {
+    private void hold(Loaded step, HoldCause cause, String reason) {
+        metrics.attemptHeld(step.attempt().provider(), cause);
         // Whether the job may fall back reads the job's other attempts: serialize with their changes.
         step.lockJob();
         if (fallback.afterHold(step.job(), step.attempt(), reason, step.now()).isEmpty()) {

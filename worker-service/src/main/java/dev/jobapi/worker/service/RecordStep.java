@@ -160,14 +160,16 @@ public class RecordStep {
     private String storeAnswer(Loaded step, ProviderOutcome.Completed completed, Origin origin) {
         Attempt attempt = step.attempt();
         String digest = outcomes.storeGeneration(step, completed.patch());
+        outcomes.storeUsage(step, completed.usage());
+        // One row for the answer and its usage, written together (issue 33: only rows a person reads).
         events.record(
                 attempt.jobId(),
                 attempt.id(),
                 origin == Origin.CALL ? JobEventKind.GENERATION_STORED : JobEventKind.ATTEMPT_RECONCILED,
-                origin == Origin.CALL
-                        ? digest + ", remote id " + completed.remoteId()
-                        : "provider has " + completed.remoteId() + ", " + digest);
-        outcomes.recordUsage(step, completed.usage());
+                (origin == Origin.CALL
+                                ? digest + ", remote id " + completed.remoteId()
+                                : "provider has " + completed.remoteId() + ", " + digest)
+                        + "; usage " + AttemptOutcomes.describe(completed.usage()));
         return digest;
     }
 }

@@ -1,6 +1,7 @@
 package dev.jobapi.worker.service;
 
 import dev.jobapi.worker.config.WorkerConfig;
+import dev.jobapi.worker.provider.HoldCause;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -32,6 +33,9 @@ public class WorkerMetrics {
             "Succeeded attempts that lost the winner election to another attempt of the same job";
     private static final String TOKENS = "jobapi.tokens";
     private static final String TOKENS_HELP = "Tokens providers reported, by provider and kind (prompt, completion)";
+    private static final String HELD = "jobapi.attempts.held";
+    private static final String HELD_HELP = "Claims that held their attempt unclaimed and uncounted, by provider and"
+            + " cause (paused, breaker, rate_limit, in_flight_cap)";
     private static final String PROVIDER_CALL = "jobapi.provider.call";
     private static final String PROVIDER_CALL_HELP = "Provider calls, from first send to the end of the answer";
 
@@ -46,6 +50,9 @@ public class WorkerMetrics {
         for (String provider : config.provider().keySet()) {
             OUTCOMES.forEach(outcome -> attempts(provider, outcome));
             electionsLost(provider);
+            for (HoldCause cause : HoldCause.values()) {
+                held(provider, cause);
+            }
             tokens(provider, "prompt");
             tokens(provider, "completion");
             for (Class<?> result : ProviderOutcome.class.getPermittedSubclasses()) {
@@ -59,6 +66,14 @@ public class WorkerMetrics {
                 .description(ATTEMPTS_HELP)
                 .tag("provider", provider)
                 .tag("outcome", outcome)
+                .register(registry);
+    }
+
+    private Counter held(String provider, HoldCause cause) {
+        return Counter.builder(HELD)
+                .description(HELD_HELP)
+                .tag("provider", provider)
+                .tag("cause", cause.wireName())
                 .register(registry);
     }
 
@@ -89,6 +104,11 @@ public class WorkerMetrics {
     /** An attempt reached an outcome: one of {@link #OUTCOMES}. */
     public void attemptOutcome(String provider, String outcome) {
         attempts(provider, outcome).increment();
+    }
+
+    /** A claim held its attempt (docs/design.md, rules 19 and 21). */
+    public void attemptHeld(String provider, HoldCause cause) {
+        held(provider, cause).increment();
     }
 
     public void electionLost(String provider) {

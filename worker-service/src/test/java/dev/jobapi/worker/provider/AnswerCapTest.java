@@ -67,7 +67,11 @@ class AnswerCapTest {
     void aOneGibibyteStreamedAnswerFailsTheAttemptAtTheCapWithoutRaisingTheHeap() {
         OpenAiCompatibleProvider adapter = new OpenAiCompatibleProvider(
                 "endless",
-                new Settings("http://127.0.0.1:" + server.getAddress().getPort()),
+                new TestProviderSettings(
+                        WorkerConfig.Provider.Kind.OPENAI,
+                        "http://127.0.0.1:" + server.getAddress().getPort(),
+                        "endless",
+                        Optional.empty()),
                 new Transport(),
                 (provider, wait, reason) -> {},
                 new ObjectMapper(),
@@ -134,48 +138,6 @@ class AnswerCapTest {
         @Override
         public int maxAnswerBytes() {
             return CAP;
-        }
-    }
-
-    private record Settings(String baseUrl) implements WorkerConfig.Provider {
-        @Override
-        public Kind kind() {
-            return Kind.OPENAI;
-        }
-
-        @Override
-        public String model() {
-            return "endless";
-        }
-
-        @Override
-        public Optional<String> apiKey() {
-            return Optional.empty();
-        }
-
-        @Override
-        public Optional<Duration> readTimeout() {
-            return Optional.empty();
-        }
-
-        @Override
-        public Optional<Duration> connectTimeout() {
-            return Optional.empty();
-        }
-
-        @Override
-        public int maxTokens() {
-            return 1024;
-        }
-
-        @Override
-        public boolean automaticFallback() {
-            return false;
-        }
-
-        @Override
-        public java.util.Optional<Integer> maxInFlight() {
-            return java.util.Optional.empty();
         }
     }
 }

@@ -399,7 +399,8 @@ class ProviderContractTest {
         ModelProvider adapter(String baseUrl, String model) {
             return new OpenAiCompatibleProvider(
                     "contract",
-                    new Settings(WorkerConfig.Provider.Kind.OPENAI, baseUrl, model),
+                    new TestProviderSettings(
+                            WorkerConfig.Provider.Kind.OPENAI, baseUrl, model, Optional.of("test-key")),
                     TRANSPORT,
                     (provider, wait, reason) -> announced.add(new Announced(provider, wait, reason)),
                     MAPPER,
@@ -504,7 +505,8 @@ class ProviderContractTest {
         ModelProvider adapter(String baseUrl, String model) {
             return new AnthropicProvider(
                     "contract",
-                    new Settings(WorkerConfig.Provider.Kind.ANTHROPIC, baseUrl, model),
+                    new TestProviderSettings(
+                            WorkerConfig.Provider.Kind.ANTHROPIC, baseUrl, model, Optional.of("test-key")),
                     TRANSPORT,
                     (provider, wait, reason) -> announced.add(new Announced(provider, wait, reason)),
                     MAPPER,
@@ -591,39 +593,4 @@ class ProviderContractTest {
             return 4 * 1024 * 1024;
         }
     };
-
-    /** One provider's entry as the config would give it; timeouts come from the shared transport. */
-    private record Settings(WorkerConfig.Provider.Kind kind, String baseUrl, String model)
-            implements WorkerConfig.Provider {
-
-        @Override
-        public Optional<String> apiKey() {
-            return Optional.of("test-key");
-        }
-
-        @Override
-        public Optional<Duration> readTimeout() {
-            return Optional.empty();
-        }
-
-        @Override
-        public Optional<Duration> connectTimeout() {
-            return Optional.empty();
-        }
-
-        @Override
-        public int maxTokens() {
-            return 1024;
-        }
-
-        @Override
-        public boolean automaticFallback() {
-            return false;
-        }
-
-        @Override
-        public java.util.Optional<Integer> maxInFlight() {
-            return java.util.Optional.empty();
-        }
-    }
 }

@@ -23,7 +23,8 @@ class TokenCountsTest {
 
     private final OpenAiCompatibleProvider openAi = new OpenAiCompatibleProvider(
             "counts",
-            new Settings(WorkerConfig.Provider.Kind.OPENAI),
+            new TestProviderSettings(
+                    WorkerConfig.Provider.Kind.OPENAI, "http://127.0.0.1:9", "counts", Optional.empty()),
             new Transport(),
             (provider, wait, reason) -> {},
             MAPPER,
@@ -31,7 +32,8 @@ class TokenCountsTest {
 
     private final AnthropicProvider anthropic = new AnthropicProvider(
             "counts",
-            new Settings(WorkerConfig.Provider.Kind.ANTHROPIC),
+            new TestProviderSettings(
+                    WorkerConfig.Provider.Kind.ANTHROPIC, "http://127.0.0.1:9", "counts", Optional.empty()),
             new Transport(),
             (provider, wait, reason) -> {},
             MAPPER,
@@ -126,48 +128,6 @@ class TokenCountsTest {
         @Override
         public int maxAnswerBytes() {
             return 1024 * 1024;
-        }
-    }
-
-    private record Settings(WorkerConfig.Provider.Kind kind) implements WorkerConfig.Provider {
-        @Override
-        public String baseUrl() {
-            return "http://127.0.0.1:9";
-        }
-
-        @Override
-        public String model() {
-            return "counts";
-        }
-
-        @Override
-        public Optional<String> apiKey() {
-            return Optional.empty();
-        }
-
-        @Override
-        public Optional<Duration> readTimeout() {
-            return Optional.empty();
-        }
-
-        @Override
-        public Optional<Duration> connectTimeout() {
-            return Optional.empty();
-        }
-
-        @Override
-        public int maxTokens() {
-            return 1024;
-        }
-
-        @Override
-        public boolean automaticFallback() {
-            return false;
-        }
-
-        @Override
-        public java.util.Optional<Integer> maxInFlight() {
-            return java.util.Optional.empty();
         }
     }
 }
