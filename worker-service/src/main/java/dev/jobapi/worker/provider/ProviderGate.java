@@ -287,29 +287,45 @@ public class ProviderGate implements AnnouncedLimits {
                     .incrementAndGet();
             return;
         }
-        int earlier = takeUncounted(provider);
-        try {
-            QuarkusTransaction.requiringNew()
-                    .run(() -> count(provider, probe ? attemptId : null, fault, earlier + (fault == null ? 1 : 0)));
-        } catch (RuntimeException notCounted) {
-            giveBackUncounted(provider, earlier);
-            throw notCounted;
+        countWithTally(provider, probe ? attemptId : null, fault, fault == null ? 1 : 0);
+    }
+
+    /**
+     * Writes this worker's tally of healthy calls into each provider's row ({@link #ended}). A
+     * provider whose write fails keeps its tally for the next round, and the others are written.
+     */
+    void countTallied() {
+        RuntimeException firstFailure = null;
+        for (String provider : List.copyOf(uncountedSuccesses.keySet())) {
+            try {
+                countWithTally(provider, null, null, 0);
+            } catch (RuntimeException notCounted) {
+                if (firstFailure == null) {
+                    firstFailure = notCounted;
+                } else {
+                    firstFailure.addSuppressed(notCounted);
+                }
+            }
+        }
+        if (firstFailure != null) {
+            throw firstFailure;
         }
     }
 
-    /** Writes this worker's tally of healthy calls into each provider's row ({@link #ended}). */
-    void countTallied() {
-        for (String provider : List.copyOf(uncountedSuccesses.keySet())) {
-            int successes = takeUncounted(provider);
-            if (successes == 0) {
-                continue;
-            }
-            try {
-                QuarkusTransaction.requiringNew().run(() -> count(provider, null, null, successes));
-            } catch (RuntimeException notCounted) {
-                giveBackUncounted(provider, successes);
-                throw notCounted;
-            }
+    /**
+     * Counts, in a transaction of its own, {@code healthyCalls} and the fault, together with this
+     * worker's tally of the provider's healthy calls; the tally is kept when the write fails.
+     */
+    private void countWithTally(String provider, UUID probeAttempt, String fault, int healthyCalls) {
+        int tallied = takeUncounted(provider);
+        if (tallied == 0 && fault == null && probeAttempt == null && healthyCalls == 0) {
+            return;
+        }
+        try {
+            QuarkusTransaction.requiringNew().run(() -> count(provider, probeAttempt, fault, tallied + healthyCalls));
+        } catch (RuntimeException notCounted) {
+            giveBackUncounted(provider, tallied);
+            throw notCounted;
         }
     }
 
