@@ -9,6 +9,7 @@ import com.rabbitmq.client.GetResponse;
 import dev.jobapi.api.contract.OutsideTheContract;
 import dev.jobapi.api.rest.ProblemMappers;
 import dev.jobapi.common.message.AttemptTopology;
+import dev.jobapi.common.testing.CapturedLog;
 import io.agroal.api.AgroalDataSource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
@@ -18,13 +19,7 @@ import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import org.jboss.logmanager.ExtLogRecord;
-import org.jboss.logmanager.Logger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -86,23 +81,7 @@ class RequestIdTest extends ApiTestSupport {
     @Test
     @OutsideTheContract("the 503 of a pool whose every connection the test holds")
     void theLogLineOfARequestCarriesItsIdAndItsShedAnswerSaysRetryAfter() throws Exception {
-        // Each line with its logging context as it was when it was logged, on the thread that logged it.
-        List<Map.Entry<String, String>> lines = new CopyOnWriteArrayList<>();
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                ExtLogRecord line = (ExtLogRecord) record;
-                lines.add(Map.entry(line.getFormattedMessage(), String.valueOf(line.getMdc("requestId"))));
-            }
-
-            @Override
-            public void flush() {}
-
-            @Override
-            public void close() {}
-        };
-        Logger logger = Logger.getLogger(ProblemMappers.class.getName());
-        logger.addHandler(capture);
+        CapturedLog log = CapturedLog.of(ProblemMappers.class);
         List<Connection> taken = new ArrayList<>();
         try {
             for (int i = 0; i < 20; i++) {
@@ -122,12 +101,12 @@ class RequestIdTest extends ApiTestSupport {
             for (Connection connection : taken) {
                 connection.close();
             }
-            logger.removeHandler(capture);
+            log.close();
         }
-        assertThat(lines)
-                .filteredOn(line -> line.getKey().contains("answered 503 server-busy"))
+        assertThat(log.lines())
+                .filteredOn(line -> line.getFormattedMessage().contains("answered 503 server-busy"))
                 .singleElement()
-                .satisfies(line -> assertThat(line.getValue()).isEqualTo("shed-1"));
+                .satisfies(line -> assertThat(line.getMdc("requestId")).isEqualTo("shed-1"));
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.jobapi.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.jobapi.common.testing.CapturedLog;
 import dev.jobapi.fakeprovider.Script;
 import dev.jobapi.fakeprovider.Step;
 import dev.jobapi.worker.consumer.AttemptConsumer;
@@ -12,11 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
 import org.jboss.logmanager.ExtLogRecord;
-import org.jboss.logmanager.Logger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,34 +29,17 @@ class RequestIdTest extends WorkerTestSupport {
 
     @Test
     void aLineLoggedWhileWorkingOnAMessageCarriesTheRequestIdOfItsHeader() {
-        // Each line with its logging context as it was when it was logged, on the consumer's thread.
-        List<Map.Entry<String, String>> lines = new CopyOnWriteArrayList<>();
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                ExtLogRecord line = (ExtLogRecord) record;
-                lines.add(Map.entry(line.getFormattedMessage(), String.valueOf(line.getMdc("requestId"))));
-            }
-
-            @Override
-            public void flush() {}
-
-            @Override
-            public void close() {}
-        };
-        Logger logger = Logger.getLogger(AttemptConsumer.class.getName());
-        logger.addHandler(capture);
-        try {
+        List<ExtLogRecord> lines;
+        try (CapturedLog log = CapturedLog.of(AttemptConsumer.class)) {
             publishRaw("not an attempt message", Map.of("x-request-id", "req-w-1"));
-            await().atMost(PATIENCE)
-                    .until(() -> lines.stream().anyMatch(line -> line.getKey().contains("not an attempt message")));
-        } finally {
-            logger.removeHandler(capture);
+            await().atMost(PATIENCE).until(() -> log.lines().stream()
+                    .anyMatch(line -> line.getFormattedMessage().contains("not an attempt message")));
+            lines = log.lines();
         }
         assertThat(lines)
-                .filteredOn(line -> line.getKey().contains("not an attempt message"))
+                .filteredOn(line -> line.getFormattedMessage().contains("not an attempt message"))
                 .singleElement()
-                .satisfies(line -> assertThat(line.getValue()).isEqualTo("req-w-1"));
+                .satisfies(line -> assertThat(line.getMdc("requestId")).isEqualTo("req-w-1"));
     }
 
     @Test

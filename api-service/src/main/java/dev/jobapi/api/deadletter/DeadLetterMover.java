@@ -59,6 +59,9 @@ public class DeadLetterMover {
     /** Messages held at once: the mover stores one at a time, so a small window is enough. */
     private static final int PREFETCH = 20;
 
+    /** How long a subscription may receive nothing before it is made again. */
+    private static final Duration RENEW_QUIET_AFTER = Duration.ofSeconds(60);
+
     /** Tries of one store while its message is held, before it is handed back. */
     private static final int STORE_TRIES = 3;
 
@@ -108,10 +111,23 @@ public class DeadLetterMover {
         }
     }
 
-    /** Subscribes when not subscribed; first moves what the legacy queue still holds. */
+    /**
+     * Subscribes when not subscribed, and again when the subscription has received nothing for
+     * {@link #RENEW_QUIET_AFTER} with nothing in hand: a consumer RabbitMQ 3.10 left attached to
+     * nothing holds its dead letters, unacknowledged, until its connection closes (the worker's
+     * consumer does the same; docs/design.md, "Running clustered"). First moves what the legacy
+     * queue still holds.
+     */
     public synchronized void subscribeIfNeeded() {
-        if (stopping || subscribed()) {
+        if (stopping) {
             return;
+        }
+        Subscription current = subscription;
+        if (current != null && current.live()) {
+            if (!current.quietFor(RENEW_QUIET_AFTER)) {
+                return;
+            }
+            LOG.debugf("Received no dead letter for %d s; subscribing again", RENEW_QUIET_AFTER.toSeconds());
         }
         closeQuietly();
         try {

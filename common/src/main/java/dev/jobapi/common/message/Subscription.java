@@ -7,6 +7,7 @@ import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
 import com.rabbitmq.client.ShutdownSignalException;
 import java.io.IOException;
+import java.time.Duration;
 import org.jboss.logging.Logger;
 
 /**
@@ -39,6 +40,10 @@ public final class Subscription {
     private final Channel channel;
     private volatile String tag;
     private volatile boolean ended;
+    /** When the subscription opened or a delivery's handling began or ended ({@link System#nanoTime}). */
+    private volatile long lastActivity = System.nanoTime();
+
+    private volatile boolean delivering;
 
     private Subscription(Connection connection, Channel channel) {
         this.connection = connection;
@@ -81,6 +86,15 @@ public final class Subscription {
         return !ended && tag != null && channel.isOpen();
     }
 
+    /**
+     * Whether nothing was delivered for {@code quiet} and no delivery is being handled: its owner may
+     * close it without taking a message from anyone. A subscription the broker stopped serving looks
+     * exactly like this, whatever it holds.
+     */
+    public boolean quietFor(Duration quiet) {
+        return !delivering && System.nanoTime() - lastActivity >= quiet.toNanos();
+    }
+
     /** Cancels the consumer and waits for the broker's cancel-ok: no delivery comes after it. */
     public void cancel() {
         if (live()) {
@@ -121,7 +135,14 @@ public final class Subscription {
         @Override
         public void handleDelivery(String consumerTag, Envelope envelope, AMQP.BasicProperties properties, byte[] body)
                 throws IOException {
-            deliveries.deliver(getChannel(), envelope, properties, body);
+            delivering = true;
+            lastActivity = System.nanoTime();
+            try {
+                deliveries.deliver(getChannel(), envelope, properties, body);
+            } finally {
+                lastActivity = System.nanoTime();
+                delivering = false;
+            }
         }
 
         @Override

@@ -121,9 +121,10 @@ public interface WorkerConfig {
         Duration shutdownGrace();
 
         /**
-         * How long the consumer may receive nothing, with nothing in hand, while the work queue has
-         * ready messages, before it subscribes again (a subscription the broker silently stopped
-         * serving). Long enough that a consumer between two deliveries never qualifies.
+         * How long the consumer may receive nothing, with nothing in hand, before it subscribes again
+         * (a subscription the broker silently stopped serving holds what it was sent, counted as
+         * unacknowledged, until its connection closes). Long enough that a consumer between two
+         * deliveries never qualifies.
          */
         @WithDefault("30s")
         Duration stallAfter();

@@ -95,8 +95,6 @@ public class AttemptConsumer {
     private ThreadPoolExecutor workers;
     private volatile Subscription subscription;
     private volatile boolean draining;
-    /** When the consumer last subscribed, received or finished a delivery ({@link System#nanoTime}). */
-    private volatile long quietSince = System.nanoTime();
 
     AttemptConsumer(
             AttemptPipeline pipeline,
@@ -137,10 +135,12 @@ public class AttemptConsumer {
 
     /**
      * Subscribes when not subscribed (first start, lost connection, consumer cancelled by the
-     * broker), and again when the subscription has gone quiet while the queue has work: RabbitMQ
-     * 3.10 can leave a consumer attached to a quorum queue that was deleted and declared again in
-     * the same instant, so the channel looks subscribed and receives nothing, holding whatever it
-     * had been sent. Closing it hands those messages back; the claim makes a second delivery harmless.
+     * broker), and again when the subscription has gone quiet: RabbitMQ 3.10 can leave a consumer
+     * attached to a quorum queue that was deleted and declared again in the same instant, so the
+     * channel looks subscribed and receives nothing, holding whatever it had been sent. The queue
+     * then counts those messages as unacknowledged, not ready, and no count this process can read
+     * tells such a subscription from an idle one, so every quiet one is made again. Closing it hands
+     * those messages back; the claim makes a second delivery harmless.
      */
     public synchronized void subscribeIfNeeded() {
         if (draining) {
@@ -148,11 +148,11 @@ public class AttemptConsumer {
         }
         Subscription current = subscription;
         if (current != null && current.live()) {
-            if (!stalled()) {
+            if (!quiet(current)) {
                 return;
             }
-            LOG.warnf(
-                    "Received nothing for %d s while %s has ready messages; subscribing again",
+            LOG.debugf(
+                    "Received nothing for %d s with nothing in hand; subscribing to %s again",
                     config.stallAfter().toSeconds(), AttemptTopology.QUEUE);
         }
         closeQuietly();
@@ -163,7 +163,6 @@ public class AttemptConsumer {
             broker.declareTopology();
             subscription = Subscription.open(
                     broker, "jobapi-attempt-consumer", AttemptTopology.QUEUE, config.prefetch(), this::received);
-            quietSince = System.nanoTime();
             LOG.infof(
                     "Consuming %s (prefetch %d, %d at once)",
                     AttemptTopology.QUEUE, config.prefetch(), config.concurrency());
@@ -174,7 +173,6 @@ public class AttemptConsumer {
 
     /** A delivery from the broker, handed to the worker pool (or straight back while draining). */
     private void received(Channel channel, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
-        quietSince = System.nanoTime();
         Delivery delivery = new Delivery(channel, envelope, properties, body);
         if (draining) {
             delivery.handBack(); // arrived between the cancel and its confirmation
@@ -183,26 +181,11 @@ public class AttemptConsumer {
         }
     }
 
-    /**
-     * Whether the consumer has been quiet for {@code jobapi.worker.stall-after} with nothing in hand while the
-     * queue has ready messages. Asked at most once per quiet period: a quiet consumer over an empty
-     * queue is asked again only after another period.
-     */
-    private boolean stalled() {
-        long now = System.nanoTime();
-        if (now - quietSince < config.stallAfter().toNanos()
-                || inFlight.get() > 0
-                || !workers.getQueue().isEmpty()) {
-            return false;
-        }
-        quietSince = now;
-        try {
-            return broker.withChannel(channel ->
-                            channel.queueDeclarePassive(AttemptTopology.QUEUE).getMessageCount())
-                    > 0;
-        } catch (RuntimeException brokerAway) {
-            return false; // the connection's own failure shows as a closed subscription
-        }
+    /** Whether the subscription has received nothing for {@code jobapi.worker.stall-after} with nothing in hand. */
+    private boolean quiet(Subscription current) {
+        return current.quietFor(config.stallAfter())
+                && inFlight.get() == 0
+                && workers.getQueue().isEmpty();
     }
 
     /** Whether the broker is delivering to this worker now. */
@@ -305,7 +288,6 @@ public class AttemptConsumer {
                 RequestIds.leave();
                 span.end();
                 inFlight.decrementAndGet();
-                quietSince = System.nanoTime();
             }
         }
 
