@@ -29,6 +29,8 @@ public interface JobApiConfig {
 
     Webhooks webhooks();
 
+    DeadLetters deadLetters();
+
     /**
      * The address clients reach this API at, without a trailing slash. Problem types are absolute URIs
      * under it ({@code <base>/problems/<code>}, RFC 9457 section 3.1.1), each a page this API serves;
@@ -36,6 +38,17 @@ public interface JobApiConfig {
      */
     @WithDefault("http://127.0.0.1:8080")
     java.net.URI publicBaseUri();
+
+    /** The mover that takes dead letters from the broker into the database. */
+    interface DeadLetters {
+        /**
+         * How long its subscription may receive nothing, with nothing in hand, before it subscribes
+         * again: a consumer the broker stopped serving holds its dead letters, unacknowledged, until
+         * its connection closes.
+         */
+        @WithDefault("60s")
+        Duration renewQuietAfter();
+    }
 
     /** Signed provider callbacks (POST /callbacks/{provider}). */
     interface Callbacks {

@@ -6,6 +6,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Envelope;
 import com.rabbitmq.client.GetResponse;
 import com.rabbitmq.client.ShutdownSignalException;
+import dev.jobapi.api.config.JobApiConfig;
 import dev.jobapi.common.health.BackgroundLoops;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.message.BrokerConnection;
@@ -59,9 +60,6 @@ public class DeadLetterMover {
     /** Messages held at once: the mover stores one at a time, so a small window is enough. */
     private static final int PREFETCH = 20;
 
-    /** How long a subscription may receive nothing before it is made again. */
-    private static final Duration RENEW_QUIET_AFTER = Duration.ofSeconds(60);
-
     /** Tries of one store while its message is held, before it is handed back. */
     private static final int STORE_TRIES = 3;
 
@@ -70,6 +68,7 @@ public class DeadLetterMover {
     private final DeadLetterStore store;
     private final BackgroundLoops loops;
     private final ObjectMapper mapper;
+    private final Duration renewQuietAfter;
 
     private volatile Subscription subscription;
     private volatile boolean stopping;
@@ -80,12 +79,14 @@ public class DeadLetterMover {
             ConfirmedPublisher publisher,
             DeadLetterStore store,
             BackgroundLoops loops,
-            ObjectMapper mapper) {
+            ObjectMapper mapper,
+            JobApiConfig config) {
         this.broker = broker;
         this.publisher = publisher;
         this.store = store;
         this.loops = loops;
         this.mapper = mapper;
+        this.renewQuietAfter = config.deadLetters().renewQuietAfter();
     }
 
     void start(@Observes StartupEvent event) {
@@ -113,7 +114,7 @@ public class DeadLetterMover {
 
     /**
      * Subscribes when not subscribed, and again when the subscription has received nothing for
-     * {@link #RENEW_QUIET_AFTER} with nothing in hand: a consumer RabbitMQ 3.10 left attached to
+     * {@code jobapi.dead-letters.renew-quiet-after} with nothing in hand: a consumer RabbitMQ 3.10 left attached to
      * nothing holds its dead letters, unacknowledged, until its connection closes (the worker's
      * consumer does the same; docs/design.md, "Running clustered"). First moves what the legacy
      * queue still holds.
@@ -124,10 +125,10 @@ public class DeadLetterMover {
         }
         Subscription current = subscription;
         if (current != null && current.live()) {
-            if (!current.quietFor(RENEW_QUIET_AFTER)) {
+            if (!current.quietFor(renewQuietAfter)) {
                 return;
             }
-            LOG.debugf("Received no dead letter for %d s; subscribing again", RENEW_QUIET_AFTER.toSeconds());
+            LOG.debugf("Received no dead letter for %d s; subscribing again", renewQuietAfter.toSeconds());
         }
         closeQuietly();
         try {
