@@ -92,12 +92,7 @@ final class BulkCommand {
         JsonNode preview = client.bulkDryRun(action, filter.json());
         long count = preview.path("count").asLong();
         if (dryRun) {
-            if (output.json()) {
-                JobsCommand.printJson(spec, preview);
-            } else {
-                printPreview(preview);
-            }
-            return ExitCodes.OK;
+            return output.print(spec, preview, () -> printPreview(preview));
         }
         printPreview(preview);
         if (count == 0) {
@@ -125,12 +120,8 @@ final class BulkCommand {
             progress = client.bulkAction(progress.path("id").asText());
         }
         line.done();
-        if (output.json()) {
-            JobsCommand.printJson(spec, progress);
-        } else {
-            printSummary(progress);
-        }
-        return ExitCodes.OK;
+        JsonNode done = progress;
+        return output.print(spec, done, () -> printSummary(done));
     }
 
     @Command(name = "list", description = "Bulk actions, newest first, with their progress.")
@@ -139,33 +130,27 @@ final class BulkCommand {
                     int limit,
             @Mixin OutputFormat output) {
         JsonNode actions = jobctl.client(Jobctl.OPERATOR).bulkActions(limit);
-        if (output.json()) {
-            JobsCommand.printJson(spec, actions);
-            return ExitCodes.OK;
-        }
-        for (JsonNode action : actions) {
-            printSummary(action);
-        }
-        return ExitCodes.OK;
+        return output.print(spec, actions, () -> {
+            for (JsonNode action : actions) {
+                printSummary(action);
+            }
+        });
     }
 
     @Command(name = "show", description = "One bulk action's progress, outcome counts and refusals.")
     int show(@Parameters(paramLabel = "ID") String id, @Mixin OutputFormat output) {
         JsonNode action = jobctl.client(Jobctl.OPERATOR).bulkAction(id);
-        if (output.json()) {
-            JobsCommand.printJson(spec, action);
-            return ExitCodes.OK;
-        }
-        printSummary(action);
-        for (JsonNode refusal : action.path("refusals")) {
-            spec.commandLine()
-                    .getOut()
-                    .printf(
-                            "    refused %s: %s%n",
-                            refusal.path("target").asText(),
-                            refusal.path("detail").asText());
-        }
-        return ExitCodes.OK;
+        return output.print(spec, action, () -> {
+            printSummary(action);
+            for (JsonNode refusal : action.path("refusals")) {
+                spec.commandLine()
+                        .getOut()
+                        .printf(
+                                "    refused %s: %s%n",
+                                refusal.path("target").asText(),
+                                refusal.path("detail").asText());
+            }
+        });
     }
 
     private void printPreview(JsonNode preview) {

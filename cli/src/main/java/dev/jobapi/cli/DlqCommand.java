@@ -83,40 +83,33 @@ final class DlqCommand {
             query.put("state", state);
         }
         DeadLetterPage page = client().deadLetters(query, after, limit);
-        if (output.json()) {
-            JobsCommand.printJson(spec, page);
-            return ExitCodes.OK;
-        }
-        PrintWriter out = spec.commandLine().getOut();
-        out.printf("matching: %d%n", page.depth());
-        for (DeadLetter letter : page.items()) {
-            out.printf(
-                    "%s  attempt=%s  job=%s  owner=%s  provider=%s  reason=%s  deaths=%d  at=%s  %s%n",
-                    letter.id(),
-                    dash(letter.attemptId()),
-                    dash(letter.jobId()),
-                    dash(letter.ownerId()),
-                    dash(letter.provider()),
-                    letter.reason(),
-                    letter.deathCount(),
-                    letter.deadLetteredAt(),
-                    letter.state());
-        }
-        if (page.next() != null) {
-            out.printf("next page: --after %s%n", page.next());
-        }
-        return ExitCodes.OK;
+        return output.print(spec, page, () -> {
+            PrintWriter out = spec.commandLine().getOut();
+            out.printf("matching: %d%n", page.depth());
+            for (DeadLetter letter : page.items()) {
+                out.printf(
+                        "%s  attempt=%s  job=%s  owner=%s  provider=%s  reason=%s  deaths=%d  at=%s  %s%n",
+                        letter.id(),
+                        dash(letter.attemptId()),
+                        dash(letter.jobId()),
+                        dash(letter.ownerId()),
+                        dash(letter.provider()),
+                        letter.reason(),
+                        letter.deathCount(),
+                        letter.deadLetteredAt(),
+                        letter.state());
+            }
+            if (page.next() != null) {
+                out.printf("next page: --after %s%n", page.next());
+            }
+        });
     }
 
     @Command(name = "count", mixinStandardHelpOptions = true, description = "How many pending dead letters match.")
     int count(@Mixin Filter filter, @Mixin OutputFormat output) {
         long count = client().countDeadLetters(filter.query());
-        if (output.json()) {
-            JobsCommand.printJson(spec, Map.of("count", count));
-        } else {
-            spec.commandLine().getOut().println(count);
-        }
-        return ExitCodes.OK;
+        return output.print(
+                spec, Map.of("count", count), () -> spec.commandLine().getOut().println(count));
     }
 
     @Command(name = "show", mixinStandardHelpOptions = true, description = "One dead letter in full, as JSON.")
@@ -192,9 +185,7 @@ final class DlqCommand {
             body.put("dryRun", true);
         }
         JsonNode result = client.actOnDeadLetters(discard, body);
-        if (output.json()) {
-            JobsCommand.printJson(spec, result);
-        } else {
+        return output.print(spec, result, () -> {
             spec.commandLine()
                     .getOut()
                     .printf(
@@ -205,8 +196,7 @@ final class DlqCommand {
                             result.path("skipped").asLong(),
                             result.path("discarded").asLong(),
                             result.path("notReplayable").asLong());
-        }
-        return ExitCodes.OK;
+        });
     }
 
     private static String dash(Object value) {

@@ -48,27 +48,24 @@ final class JobsCommand {
             @Mixin OutputFormat output) {
         JobState filter = state == null ? null : parseState(state);
         JobPage page = jobctl.client(USER).jobs(filter, limit, cursor);
-        if (output.json()) {
-            printJson(spec, page);
-            return ExitCodes.OK;
-        }
-        PrintWriter out = spec.commandLine().getOut();
-        for (JobSummary job : page.items()) {
-            String prompt = job.input() == null || job.input().prompt() == null
-                    ? ""
-                    : job.input().prompt();
-            out.printf(
-                    "%s  %-12s %-8s %s  %s%n",
-                    job.id(),
-                    job.state().wireName(),
-                    job.provider(),
-                    job.createdAt(),
-                    prompt.length() > PREVIEW ? prompt.substring(0, PREVIEW) + "..." : prompt);
-        }
-        if (page.nextCursor() != null) {
-            spec.commandLine().getErr().printf("more: --cursor %s%n", page.nextCursor());
-        }
-        return ExitCodes.OK;
+        return output.print(spec, page, () -> {
+            PrintWriter out = spec.commandLine().getOut();
+            for (JobSummary job : page.items()) {
+                String prompt = job.input() == null || job.input().prompt() == null
+                        ? ""
+                        : job.input().prompt();
+                out.printf(
+                        "%s  %-12s %-8s %s  %s%n",
+                        job.id(),
+                        job.state().wireName(),
+                        job.provider(),
+                        job.createdAt(),
+                        prompt.length() > PREVIEW ? prompt.substring(0, PREVIEW) + "..." : prompt);
+            }
+            if (page.nextCursor() != null) {
+                spec.commandLine().getErr().printf("more: --cursor %s%n", page.nextCursor());
+            }
+        });
     }
 
     @Command(name = "show", description = "One job with its attempts and the actions allowed now, as JSON.")
@@ -81,14 +78,11 @@ final class JobsCommand {
     int timeline(@Parameters(paramLabel = "JOB") UUID jobId, @Mixin OutputFormat output) {
         PrintWriter out = spec.commandLine().getOut();
         List<TimelineEvent> events = jobctl.client(USER).timeline(jobId);
-        if (output.json()) {
-            printJson(spec, events);
-            return ExitCodes.OK;
-        }
-        for (TimelineEvent event : events) {
-            printEvent(out, event.at(), event.kind(), event.attemptId(), event.detail());
-        }
-        return ExitCodes.OK;
+        return output.print(spec, events, () -> {
+            for (TimelineEvent event : events) {
+                printEvent(out, event.at(), event.kind(), event.attemptId(), event.detail());
+            }
+        });
     }
 
     @Command(

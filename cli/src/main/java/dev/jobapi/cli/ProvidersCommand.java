@@ -38,51 +38,48 @@ final class ProvidersCommand {
     int list(@Mixin OutputFormat output) {
         PrintWriter out = spec.commandLine().getOut();
         List<ProviderStatus> providers = jobctl.client(Jobctl.OPERATOR).providers();
-        if (output.json()) {
-            JobsCommand.printJson(spec, providers);
-            return ExitCodes.OK;
-        }
-        for (ProviderStatus provider : providers) {
-            AcceptanceRun run = provider.latestRun();
-            out.printf(
-                    "%s  accepted=%s  latest=%s %s%n",
-                    provider.name(),
-                    provider.accepted(),
-                    run == null ? "none" : run.state(),
-                    run == null || run.finishedAt() == null ? "" : run.finishedAt());
-            if (provider.refusal() != null) {
-                out.printf("    %s%n", provider.refusal());
-            }
-            if (provider.paused() != null) {
+        return output.print(spec, providers, () -> {
+            for (ProviderStatus provider : providers) {
+                AcceptanceRun run = provider.latestRun();
                 out.printf(
-                        "    PAUSED by %s at %s: %s%n",
-                        provider.paused().pausedBy(),
-                        provider.paused().pausedAt(),
-                        provider.paused().reason());
+                        "%s  accepted=%s  latest=%s %s%n",
+                        provider.name(),
+                        provider.accepted(),
+                        run == null ? "none" : run.state(),
+                        run == null || run.finishedAt() == null ? "" : run.finishedAt());
+                if (provider.refusal() != null) {
+                    out.printf("    %s%n", provider.refusal());
+                }
+                if (provider.paused() != null) {
+                    out.printf(
+                            "    PAUSED by %s at %s: %s%n",
+                            provider.paused().pausedBy(),
+                            provider.paused().pausedAt(),
+                            provider.paused().reason());
+                }
+                ProviderHealth health = provider.health();
+                if (health != null && "open".equals(health.breaker())) {
+                    out.printf(
+                            "    BREAKER OPEN since %s, probes at %s: %s%n",
+                            health.openedAt(), health.retryAt(), health.lastFault());
+                }
+                if (health != null && "half_open".equals(health.breaker())) {
+                    out.printf(
+                            "    BREAKER HALF_OPEN since %s, probes: %d counted (%d faults), %d under way: %s%n",
+                            health.openedAt(),
+                            health.probeCalls(),
+                            health.probeFaults(),
+                            health.probesUnderWay(),
+                            health.lastFault());
+                }
+                if (health != null && health.limitedUntil() != null) {
+                    out.printf("    RATE LIMITED until %s: %s%n", health.limitedUntil(), health.limitReason());
+                }
+                if (provider.limits() != null && provider.usage() != null) {
+                    out.printf("    load: %s%n", load(provider.limits(), provider.usage()));
+                }
             }
-            ProviderHealth health = provider.health();
-            if (health != null && "open".equals(health.breaker())) {
-                out.printf(
-                        "    BREAKER OPEN since %s, probes at %s: %s%n",
-                        health.openedAt(), health.retryAt(), health.lastFault());
-            }
-            if (health != null && "half_open".equals(health.breaker())) {
-                out.printf(
-                        "    BREAKER HALF_OPEN since %s, probes: %d counted (%d faults), %d under way: %s%n",
-                        health.openedAt(),
-                        health.probeCalls(),
-                        health.probeFaults(),
-                        health.probesUnderWay(),
-                        health.lastFault());
-            }
-            if (health != null && health.limitedUntil() != null) {
-                out.printf("    RATE LIMITED until %s: %s%n", health.limitedUntil(), health.limitReason());
-            }
-            if (provider.limits() != null && provider.usage() != null) {
-                out.printf("    load: %s%n", load(provider.limits(), provider.usage()));
-            }
-        }
-        return ExitCodes.OK;
+        });
     }
 
     /** "3/8 in flight, 41/60 requests and 9000/100000 tokens this minute"; a figure with no limit alone. */
@@ -118,22 +115,19 @@ final class ProvidersCommand {
     }
 
     private int printPause(ProviderPauseState state, OutputFormat output) {
-        if (output.json()) {
-            JobsCommand.printJson(spec, state);
-            return ExitCodes.OK;
-        }
-        PrintWriter out = spec.commandLine().getOut();
-        if (state.paused()) {
-            out.printf(
-                    "%s paused by %s at %s: %s%n",
-                    state.provider(),
-                    state.pause().pausedBy(),
-                    state.pause().pausedAt(),
-                    state.pause().reason());
-        } else {
-            out.printf("%s running; %d held attempts announced again%n", state.provider(), state.reannounced());
-        }
-        return ExitCodes.OK;
+        return output.print(spec, state, () -> {
+            PrintWriter out = spec.commandLine().getOut();
+            if (state.paused()) {
+                out.printf(
+                        "%s paused by %s at %s: %s%n",
+                        state.provider(),
+                        state.pause().pausedBy(),
+                        state.pause().pausedAt(),
+                        state.pause().reason());
+            } else {
+                out.printf("%s running; %d held attempts announced again%n", state.provider(), state.reannounced());
+            }
+        });
     }
 
     @Command(

@@ -34,20 +34,17 @@ final class QuarantineCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         List<Attempt> held = jobctl.client(Jobctl.OPERATOR).quarantine();
-        if (output.json()) {
-            JobsCommand.printJson(spec, held);
-            return ExitCodes.OK;
-        }
-        for (Attempt attempt : held) {
-            out.printf(
-                    "%s  job=%s  %s  %s  since=%s%n",
-                    attempt.id(),
-                    attempt.jobId(),
-                    attempt.provider(),
-                    attempt.state().wireName(),
-                    attempt.updatedAt());
-        }
-        return ExitCodes.OK;
+        return output.print(spec, held, () -> {
+            for (Attempt attempt : held) {
+                out.printf(
+                        "%s  job=%s  %s  %s  since=%s%n",
+                        attempt.id(),
+                        attempt.jobId(),
+                        attempt.provider(),
+                        attempt.state().wireName(),
+                        attempt.updatedAt());
+            }
+        });
     }
 
     /** Reconciled usage, or failing the attempt. */

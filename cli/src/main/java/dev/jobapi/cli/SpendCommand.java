@@ -39,16 +39,13 @@ final class SpendCommand {
         @Command(name = "show", description = "OWNER's budgets: limit, spent, reserved by calls under way, left.")
         int show(@Parameters(paramLabel = "OWNER") String owner, @Mixin OutputFormat output) {
             OwnerBudgets budgets = jobctl.client(Jobctl.OPERATOR).budgets(owner);
-            if (output.json()) {
-                JobsCommand.printJson(spec, budgets);
-                return ExitCodes.OK;
-            }
-            PrintWriter out = spec.commandLine().getOut();
-            if (budgets.budgets().isEmpty()) {
-                out.printf("%s has no money budget%n", owner);
-            }
-            budgets.budgets().forEach(budget -> print(out, owner, budget));
-            return ExitCodes.OK;
+            return output.print(spec, budgets, () -> {
+                PrintWriter out = spec.commandLine().getOut();
+                if (budgets.budgets().isEmpty()) {
+                    out.printf("%s has no money budget%n", owner);
+                }
+                budgets.budgets().forEach(budget -> print(out, owner, budget));
+            });
         }
 
         @Command(
@@ -67,12 +64,7 @@ final class SpendCommand {
                 @Mixin OutputFormat output) {
             Budget budget =
                     jobctl.client(Jobctl.OPERATOR).setBudget(owner, period, provider, limitUsd, softPercent, reason);
-            if (output.json()) {
-                JobsCommand.printJson(spec, budget);
-                return ExitCodes.OK;
-            }
-            print(spec.commandLine().getOut(), owner, budget);
-            return ExitCodes.OK;
+            return output.print(spec, budget, () -> print(spec.commandLine().getOut(), owner, budget));
         }
 
         @Command(
@@ -119,12 +111,10 @@ final class SpendCommand {
         @Command(name = "list", description = "The price in force for each provider and model.")
         int list(@Mixin OutputFormat output) {
             List<Price> prices = jobctl.client(Jobctl.OPERATOR).prices();
-            if (output.json()) {
-                JobsCommand.printJson(spec, prices);
-                return ExitCodes.OK;
-            }
-            prices.forEach(price -> print(spec.commandLine().getOut(), price));
-            return ExitCodes.OK;
+            return output.print(
+                    spec,
+                    prices,
+                    () -> prices.forEach(price -> print(spec.commandLine().getOut(), price)));
         }
 
         @Command(
@@ -145,12 +135,7 @@ final class SpendCommand {
                 @Option(names = "--reason", required = true, description = "Why (audited).") String reason,
                 @Mixin OutputFormat output) {
             Price price = jobctl.client(Jobctl.OPERATOR).setPrice(provider, model, input, outputUsd, reason);
-            if (output.json()) {
-                JobsCommand.printJson(spec, price);
-                return ExitCodes.OK;
-            }
-            print(spec.commandLine().getOut(), price);
-            return ExitCodes.OK;
+            return output.print(spec, price, () -> print(spec.commandLine().getOut(), price));
         }
 
         private static void print(PrintWriter out, Price price) {
@@ -181,12 +166,7 @@ final class SpendCommand {
         @Command(name = "show", description = "OWNER's weight and cap on calls in flight.")
         int show(@Parameters(paramLabel = "OWNER") String owner, @Mixin OutputFormat output) {
             OwnerShare share = jobctl.client(Jobctl.OPERATOR).ownerShare(owner);
-            if (output.json()) {
-                JobsCommand.printJson(spec, share);
-                return ExitCodes.OK;
-            }
-            print(spec.commandLine().getOut(), share);
-            return ExitCodes.OK;
+            return output.print(spec, share, () -> print(spec.commandLine().getOut(), share));
         }
 
         @Command(
@@ -200,12 +180,7 @@ final class SpendCommand {
                 @Option(names = "--reason", required = true, description = "Why (audited).") String reason,
                 @Mixin OutputFormat output) {
             OwnerShare share = jobctl.client(Jobctl.OPERATOR).setOwnerShare(owner, weight, maxInFlight, reason);
-            if (output.json()) {
-                JobsCommand.printJson(spec, share);
-                return ExitCodes.OK;
-            }
-            print(spec.commandLine().getOut(), share);
-            return ExitCodes.OK;
+            return output.print(spec, share, () -> print(spec.commandLine().getOut(), share));
         }
 
         private static void print(PrintWriter out, OwnerShare share) {

@@ -30,12 +30,7 @@ final class WebhooksCommand {
     @Command(name = "list", description = "Your endpoints.")
     int list(@Mixin OutputFormat output) {
         List<WebhookEndpoint> endpoints = client().webhooks();
-        if (output.json()) {
-            JobsCommand.printJson(spec, endpoints);
-            return ExitCodes.OK;
-        }
-        endpoints.forEach(this::print);
-        return ExitCodes.OK;
+        return output.print(spec, endpoints, () -> endpoints.forEach(this::print));
     }
 
     @Command(
@@ -52,13 +47,10 @@ final class WebhooksCommand {
             @Option(names = "--description", description = "What it is for.") String description,
             @Mixin OutputFormat output) {
         WebhookEndpoint endpoint = client().registerWebhook(url, events, description);
-        if (output.json()) {
-            JobsCommand.printJson(spec, endpoint);
-            return ExitCodes.OK;
-        }
-        print(endpoint);
-        out().printf("secret %s%n", endpoint.secret());
-        return ExitCodes.OK;
+        return output.print(spec, endpoint, () -> {
+            print(endpoint);
+            out().printf("secret %s%n", endpoint.secret());
+        });
     }
 
     @Command(name = "delete", description = "Delete endpoint ID: nothing more is sent to it.")
@@ -73,25 +65,15 @@ final class WebhooksCommand {
             description = "A new signing secret for ID; the old one keeps signing beside it for the overlap (24 h).")
     int rotate(@Parameters(paramLabel = "ID") UUID id, @Mixin OutputFormat output) {
         WebhookEndpoint endpoint = client().rotateWebhookSecret(id);
-        if (output.json()) {
-            JobsCommand.printJson(spec, endpoint);
-            return ExitCodes.OK;
-        }
-        out().printf(
+        return output.print(spec, endpoint, () -> out().printf(
                         "secret %s (the old one signs too until %s)%n",
-                        endpoint.secret(), endpoint.previousSecretExpiresAt());
-        return ExitCodes.OK;
+                        endpoint.secret(), endpoint.previousSecretExpiresAt()));
     }
 
     @Command(name = "test", description = "Queue a delivery of type webhook.test to ID.")
     int test(@Parameters(paramLabel = "ID") UUID id, @Mixin OutputFormat output) {
         WebhookDelivery delivery = client().testWebhook(id);
-        if (output.json()) {
-            JobsCommand.printJson(spec, delivery);
-            return ExitCodes.OK;
-        }
-        print(delivery);
-        return ExitCodes.OK;
+        return output.print(spec, delivery, () -> print(delivery));
     }
 
     @Command(name = "deliveries", description = "ID's delivery log, newest first.")
@@ -105,12 +87,7 @@ final class WebhooksCommand {
                     int limit,
             @Mixin OutputFormat output) {
         List<WebhookDelivery> deliveries = client().webhookDeliveries(id, state, limit);
-        if (output.json()) {
-            JobsCommand.printJson(spec, deliveries);
-            return ExitCodes.OK;
-        }
-        deliveries.forEach(this::print);
-        return ExitCodes.OK;
+        return output.print(spec, deliveries, () -> deliveries.forEach(this::print));
     }
 
     @Command(name = "retry", description = "Send ID's failed delivery WEBHOOK_ID again, with the same webhook-id.")
@@ -119,12 +96,7 @@ final class WebhooksCommand {
             @Parameters(paramLabel = "WEBHOOK_ID") String webhookId,
             @Mixin OutputFormat output) {
         WebhookDelivery delivery = client().retryWebhookDelivery(id, webhookId);
-        if (output.json()) {
-            JobsCommand.printJson(spec, delivery);
-            return ExitCodes.OK;
-        }
-        print(delivery);
-        return ExitCodes.OK;
+        return output.print(spec, delivery, () -> print(delivery));
     }
 
     private JobApiClient client() {
