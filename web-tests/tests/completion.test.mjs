@@ -5,19 +5,19 @@
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import {
   API,
   REPO_ROOT,
-  assertNoPageErrors,
-  eventually,
   apiGet,
+  assertNoPageErrors,
+  browserForThisFile,
   jobIdOf,
   micros,
   newPage,
   setPrice,
   signIn,
-  startBrowser,
+  submitPrompt,
   token,
   unique,
   usdText,
@@ -25,13 +25,7 @@ import {
   waitForJobState,
 } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await startBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = browserForThisFile();
 
 test('a completed job shows the winner, its usage, its cost and the diff', async () => {
   // Two and four dollars per million tokens: every cost is a whole number of millionths.
@@ -40,8 +34,7 @@ test('a completed job shows the winner, its usage, its cost and the diff', async
   const bearer = token(unique('web-done'));
   await signIn(page, bearer);
   const prompt = `fix the off-by-one in last_index (${unique('completion')})`;
-  await page.getByTestId('prompt').fill(prompt);
-  await page.getByTestId('submit').click();
+  await submitPrompt(page, prompt);
   await waitForJobState(page, 'completed');
 
   const diff = page.getByTestId('output-diff');

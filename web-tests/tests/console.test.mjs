@@ -13,18 +13,18 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import {
   API,
   REPO_ROOT,
   apiGet,
   assertNoPageErrors,
+  browserForThisFile,
   eventually,
   newPage,
   recordPosts,
   scriptProvider,
   signIn,
-  startBrowser,
   token,
   unique,
   waitForJobState,
@@ -51,13 +51,7 @@ const ADMIN_READS = [
   '/admin/prices',
 ];
 
-let browser;
-before(async () => {
-  browser = await startBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = browserForThisFile();
 
 function m2(...parts) {
   const jar = path.join(os.homedir(), '.m2', 'repository', ...parts);

@@ -3,29 +3,24 @@
 // Idempotency-Key is stored before it is sent, like the job draft.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import {
   apiGet,
   assertNoPageErrors,
+  browserForThisFile,
   eventually,
   jobIdOf,
   newPage,
   recordPosts,
   scriptProvider,
   signIn,
-  startBrowser,
+  submitPrompt,
   token,
   unique,
   visibleActions,
 } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await startBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = browserForThisFile();
 
 test('after a failed attempt, a double-clicked "Try another provider" makes exactly one new attempt', async () => {
   const bearer = token(unique('web-fallback'));
@@ -35,8 +30,7 @@ test('after a failed attempt, a double-clicked "Try another provider" makes exac
 
   const page = await newPage(browser);
   await signIn(page, bearer);
-  await page.getByTestId('prompt').fill(prompt);
-  await page.getByTestId('submit').click();
+  await submitPrompt(page, prompt);
   await page.locator('[data-testid="attempt-row"][data-state="failed"]').waitFor();
   const jobId = jobIdOf(page.url());
   await page.getByTestId('action-request-attempt').waitFor();

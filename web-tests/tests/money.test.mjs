@@ -7,12 +7,13 @@
 // to the real answers on their way to the page).
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import {
   API,
   apiGet,
   apiSend,
   assertNoPageErrors,
+  browserForThisFile,
   eventually,
   jobIdOf,
   jobsWithPrompt,
@@ -21,20 +22,14 @@ import {
   scriptProvider,
   setPrice,
   signIn,
-  startBrowser,
+  submitPrompt,
   token,
   unique,
   usdText,
   waitForJobState,
 } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await startBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = browserForThisFile();
 
 async function operatorPage() {
   const sub = unique('web-money-otto');
@@ -98,8 +93,7 @@ test('a call under way shows what it reserved, its settled cost replaces it, and
   const bearer = token(owner);
   const page = await newPage(browser);
   await signIn(page, bearer);
-  await page.getByTestId('prompt').fill(prompt);
-  await page.getByTestId('submit').click();
+  await submitPrompt(page, prompt);
   await page.waitForURL(/#\/jobs\//);
   const jobId = jobIdOf(page.url());
   await eventually(async () => (await apiGet(`/jobs/${jobId}`, bearer)).attempts[0]?.quarantined, 'attempt quarantined', 30_000);

@@ -1,26 +1,20 @@
 // Problem responses are shown in words a person understands, with their code.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import {
   API,
   assertNoPageErrors,
+  browserForThisFile,
   jobsWithPrompt,
   newPage,
   recordPosts,
   signIn,
-  startBrowser,
   token,
   unique,
 } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await startBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = browserForThisFile();
 
 test('an unknown provider is explained in words, with the code unknown-provider', async () => {
   const bearer = token(unique('web-problem'));

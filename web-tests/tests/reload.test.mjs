@@ -2,29 +2,24 @@
 // the job id and the buttons come from the server's `actions`, not from anything the page kept.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import {
   assertNoPageErrors,
+  browserForThisFile,
   jobIdOf,
   jobsWithPrompt,
   newPage,
   recordPosts,
   scriptProvider,
   signIn,
-  startBrowser,
+  submitPrompt,
   token,
   unique,
   visibleActions,
   waitForJobState,
 } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await startBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = browserForThisFile();
 
 test('reloading while the attempt is starting shows the same job and the same buttons', async () => {
   const bearer = token(unique('web-reload'));
@@ -34,8 +29,7 @@ test('reloading while the attempt is starting shows the same job and the same bu
 
   const page = await newPage(browser);
   await signIn(page, bearer);
-  await page.getByTestId('prompt').fill(prompt);
-  await page.getByTestId('submit').click();
+  await submitPrompt(page, prompt);
 
   // Running = a worker claimed the attempt and the request is with the provider.
   await waitForJobState(page, 'running', 15_000);

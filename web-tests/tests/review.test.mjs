@@ -3,29 +3,24 @@
 // and superseding starts a new attempt and marks the old one superseded with that reason.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import {
   assertNoPageErrors,
+  browserForThisFile,
   eventually,
   jobIdOf,
   newPage,
   recordPosts,
   scriptProvider,
   signIn,
-  startBrowser,
+  submitPrompt,
   token,
   unique,
   visibleActions,
   waitForJobState,
 } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await startBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = browserForThisFile();
 
 test('an unknown attempt offers no fallback to a user and a supersede form to a reviewer', async () => {
   const prompt = unique('usage missing review');
@@ -34,8 +29,7 @@ test('an unknown attempt offers no fallback to a user and a supersede form to a 
 
   const page = await newPage(browser);
   await signIn(page, token(unique('web-user')));
-  await page.getByTestId('prompt').fill(prompt);
-  await page.getByTestId('submit').click();
+  await submitPrompt(page, prompt);
   await waitForJobState(page, 'needs_review');
   await page.locator('[data-testid="attempt-row"][data-state="unknown"]').waitFor();
   const url = page.url();

@@ -4,25 +4,20 @@
 // falls back to reading the job every second and still shows the end.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import {
   assertNoPageErrors,
+  browserForThisFile,
   newPage,
   scriptProvider,
   signIn,
-  startBrowser,
+  submitPrompt,
   token,
   unique,
   waitForJobState,
 } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await startBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = browserForThisFile();
 
 /** Every request the page sends for a job (reads, timeline, output), its stream apart. */
 function recordJobReads(page) {
@@ -49,8 +44,7 @@ test('a running job is shown live from its stream, with no polling request', asy
   });
   const reads = recordJobReads(page);
   await signIn(page, bearer);
-  await page.getByTestId('prompt').fill(prompt);
-  await page.getByTestId('submit').click();
+  await submitPrompt(page, prompt);
   await waitForJobState(page, 'running');
   assert.equal(await page.getByTestId('job-polling').innerText(), 'Live.');
 
@@ -78,8 +72,7 @@ test('a refused stream falls back to reading the job every second', async () => 
   );
   const reads = recordJobReads(page);
   await signIn(page, bearer);
-  await page.getByTestId('prompt').fill(prompt);
-  await page.getByTestId('submit').click();
+  await submitPrompt(page, prompt);
   await waitForJobState(page, 'completed', 30_000);
   assert.ok(reads.length >= 3, `the page kept reading the job (${reads.length} reads)`);
   assertNoPageErrors(page);

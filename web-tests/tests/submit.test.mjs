@@ -2,29 +2,24 @@
 // by a reload, both land on one job, because the page stores the Idempotency-Key before sending.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import {
   API,
   assertNoPageErrors,
+  browserForThisFile,
   eventually,
   jobIdOf,
   jobsWithPrompt,
   newPage,
   recordPosts,
   signIn,
-  startBrowser,
+  submitPrompt,
   token,
   unique,
   waitForJobState,
 } from './support.mjs';
 
-let browser;
-before(async () => {
-  browser = await startBrowser();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = browserForThisFile();
 
 const pendingDraft = (page) => page.evaluate(() => sessionStorage.getItem('jobapi.pending.job'));
 
@@ -93,8 +88,7 @@ test('an answer lost on the way back is resent with the same key on reload and l
   };
   await page.route((url) => url.pathname === '/jobs', dropAnswer);
 
-  await page.getByTestId('prompt').fill(prompt);
-  await page.getByTestId('submit').click();
+  await submitPrompt(page, prompt);
   const problem = page.locator('#submit-problem [data-testid="problem"]');
   await problem.waitFor();
   assert.equal(await problem.getAttribute('data-code'), 'network-error');

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
@@ -81,6 +82,31 @@ export async function startBrowser() {
       await rm(userDataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The test file's one browser: started before its first test and closed after its last. Pass it
+ * to `newPage`; it is there once the first test runs.
+ */
+export function browserForThisFile() {
+  let started;
+  before(async () => {
+    started = await startBrowser();
+  });
+  after(async () => {
+    await started?.close();
+  });
+  return {
+    get context() {
+      return started.context;
+    },
+  };
+}
+
+/** Types the prompt into the job form and submits it. */
+export async function submitPrompt(page, prompt) {
+  await page.getByTestId('prompt').fill(prompt);
+  await page.getByTestId('submit').click();
 }
 
 /**
