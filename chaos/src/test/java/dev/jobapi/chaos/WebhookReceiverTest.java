@@ -1,12 +1,14 @@
 package dev.jobapi.chaos;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Base64;
 import javax.crypto.Mac;
@@ -106,9 +108,7 @@ class WebhookReceiverTest {
                             HttpResponse.BodyHandlers.discarding());
 
             // The receiver records a request once its answer is written: the client may hear it first.
-            for (int wait = 0; receiver.receivedCount() == 0 && wait < 50; wait++) {
-                Thread.sleep(100);
-            }
+            await().atMost(Duration.ofSeconds(5)).until(() -> receiver.receivedCount() > 0);
             WebhookReceiver.Received received = receiver.log().received().get(0);
             assertThat(received.endpointId()).isEqualTo("e1");
             assertThat(received.webhookId()).isEqualTo(ID);

@@ -42,7 +42,7 @@ public final class Subscription {
     private volatile boolean ended;
     /** When the subscription opened or a delivery's handling began or ended ({@link System#nanoTime}). */
     private volatile long lastActivity = System.nanoTime();
-
+    /** Whether the connection's delivery thread is handling a delivery now. */
     private volatile boolean delivering;
 
     private Subscription(Connection connection, Channel channel) {
