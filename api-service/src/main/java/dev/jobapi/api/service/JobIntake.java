@@ -11,21 +11,27 @@ import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.job.JobRepository;
+import dev.jobapi.common.message.OutboxWriter;
 import dev.jobapi.common.start.AttemptStarts;
 import dev.jobapi.common.start.StartRefusal;
+import dev.jobapi.common.text.StoredText;
 import dev.jobapi.common.tracing.Tracing;
 import io.opentelemetry.api.trace.Span;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Types;
 import java.time.Clock;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import org.hibernate.query.TypedParameterValue;
-import org.hibernate.type.StandardBasicTypes;
+import org.hibernate.Session;
 
 /**
  * Job intake (docs/design.md, rule 1): one job per (owner, Idempotency-Key), however many times and
@@ -39,6 +45,7 @@ public class JobIntake {
     private final ProviderRegistry providers;
     private final JobEvents events;
     private final AttemptStarts starts;
+    private final OutboxWriter outbox;
     private final JobViews views;
     private final Clock clock;
 
@@ -48,6 +55,7 @@ public class JobIntake {
             ProviderRegistry providers,
             JobEvents events,
             AttemptStarts starts,
+            OutboxWriter outbox,
             JobViews views,
             Clock clock) {
         this.em = em;
@@ -55,6 +63,7 @@ public class JobIntake {
         this.providers = providers;
         this.events = events;
         this.starts = starts;
+        this.outbox = outbox;
         this.views = views;
         this.clock = clock;
     }
@@ -122,53 +131,100 @@ public class JobIntake {
                 fallback,
                 deadlineAt,
                 now);
-        // A concurrent insert of the same key waits here for the first one to commit, then gets no row.
-        List<?> inserted = em.createNativeQuery(
-                        "INSERT INTO job (id, owner_id, idempotency_key, input_digest, input, provider,"
-                                + " fallback_providers, state, version, created_at, updated_at,"
-                                + " input_prompt_preview, input_repository_preview, input_base_ref_preview, deadline)"
-                                + " VALUES (?1, ?2, ?3, ?4, ?5, ?6, string_to_array(?8, ','), 'accepted', 0, ?7, ?7,"
-                                + " ?9, ?10, ?11, ?12)"
-                                + " ON CONFLICT (owner_id, idempotency_key) DO NOTHING RETURNING id")
-                .setParameter(1, job.id())
-                .setParameter(2, job.ownerId())
-                .setParameter(3, job.idempotencyKey())
-                .setParameter(4, job.inputDigest())
-                .setParameter(5, job.input())
-                .setParameter(6, job.provider())
-                .setParameter(7, now)
-                .setParameter(8, fallbackList)
-                .setParameter(9, text(preview.prompt()))
-                .setParameter(10, text(preview.repository()))
-                .setParameter(11, text(preview.baseRef()))
-                .setParameter(12, new TypedParameterValue<>(StandardBasicTypes.INSTANT, deadlineAt))
-                .getResultList();
-        if (inserted.isEmpty()) {
-            // Zero rows: this owner used this key before. Same canonical body: the same job. Else refuse.
+        Attempt first = Attempt.starting(job.id(), provider, null, null, now);
+        if (!insertJobWithFirstAttempt(job, first, preview, fallbackList, idempotencyKey)) {
+            // Nothing written: this owner used this key before. Same canonical body: the same job. Else refuse.
             return replayOf(caller, idempotencyKey, bodyDigest)
                     .orElseThrow(() -> new IllegalStateException("Conflicting job vanished: " + idempotencyKey));
         }
-        // Only a new job starts an attempt; a replay above never counts against the budget.
+        // Only a new job's attempt counts against the budget; a refusal rolls the whole insert back.
         Optional<StartRefusal> refusal = starts.refusalAt(caller.subject(), provider);
         if (refusal.isPresent()) {
             throw StartRefusals.problem(refusal.get());
         }
-        Attempt first = starts.start(job.id(), provider, null, null, now);
+        outbox.announced();
+        events.written(job.id());
         // The request's server span names what it made, as every span of this job's trace does.
         Tracing.name(Span.current(), job.id(), first.id());
-        events.record(
-                job.id(),
-                List.of(
-                        new JobEvents.Event(
-                                null,
-                                JobEventKind.JOB_CREATED,
-                                "Idempotency-Key " + idempotencyKey + ", owner " + caller.subject()),
-                        new JobEvents.Event(first.id(), JobEventKind.ATTEMPT_REQUESTED, "provider " + provider)));
         return new Replayable<>(views.ofNewJob(job, first, caller), true);
     }
 
-    /** A text parameter that may be null: typed, so a null is bound as text, not as an unknown type. */
-    private static TypedParameterValue<String> text(String value) {
-        return new TypedParameterValue<>(StandardBasicTypes.STRING, value);
+    /**
+     * The job, its first attempt, the attempt's outbox row (rule 3) and the two timeline rows, in one
+     * statement and one round trip, nothing read back. The job's insert is {@code ON CONFLICT (owner_id,
+     * idempotency_key) DO NOTHING}: a concurrent insert of the same key waits for the first one to
+     * commit, then inserts no job, and so no attempt, no outbox row and no events either.
+     *
+     * @return false when this owner's key made a job before, and nothing was written
+     */
+    private boolean insertJobWithFirstAttempt(
+            Job job, Attempt first, JobSummary.InputPreview preview, String fallbackList, String idempotencyKey) {
+        OutboxWriter.Origin origin = outbox.origin();
+        return em.unwrap(Session.class).doReturningWork(connection -> {
+            try (PreparedStatement insert = connection.prepareStatement(INSERT_JOB_WITH_FIRST_ATTEMPT)) {
+                OffsetDateTime now = OffsetDateTime.ofInstant(job.createdAt(), ZoneOffset.UTC);
+                int i = 0;
+                insert.setObject(++i, job.id());
+                insert.setString(++i, job.ownerId());
+                insert.setString(++i, job.idempotencyKey());
+                insert.setString(++i, job.inputDigest());
+                insert.setString(++i, job.input());
+                insert.setString(++i, job.provider());
+                insert.setString(++i, fallbackList);
+                insert.setObject(++i, now);
+                insert.setString(++i, preview.prompt());
+                insert.setString(++i, preview.repository());
+                insert.setString(++i, preview.baseRef());
+                insert.setObject(
+                        ++i,
+                        job.deadline() == null ? null : OffsetDateTime.ofInstant(job.deadline(), ZoneOffset.UTC),
+                        Types.TIMESTAMP_WITH_TIMEZONE);
+                insert.setObject(++i, first.id());
+                insert.setString(++i, first.state().wireName());
+                insert.setString(++i, first.requestKey());
+                insert.setString(++i, origin.trace().traceparent());
+                insert.setString(++i, origin.trace().tracestate());
+                insert.setString(++i, origin.requestId());
+                insert.setString(++i, JobEventKind.JOB_CREATED.wireName());
+                insert.setString(++i, StoredText.of("Idempotency-Key " + idempotencyKey + ", owner " + job.ownerId()));
+                insert.setString(++i, JobEventKind.ATTEMPT_REQUESTED.wireName());
+                insert.setString(++i, StoredText.of("provider " + job.provider()));
+                try (ResultSet inserted = insert.executeQuery()) {
+                    return inserted.next() && inserted.getBoolean(1);
+                }
+            }
+        });
     }
+
+    /**
+     * One data-modifying statement: each part inserts from the rows the part before it returned, so
+     * a conflicting key stops them all. The attempt, its outbox row and the timeline take the job's
+     * time; the timeline rows go in the order a person reads them. The owner triggers of outbox and
+     * job_event (V25, V26) find the job inserted by the same statement: a row trigger's queries see
+     * the rows its statement wrote before.
+     */
+    private static final String INSERT_JOB_WITH_FIRST_ATTEMPT = "WITH new_job AS ("
+            + "INSERT INTO job (id, owner_id, idempotency_key, input_digest, input, provider, fallback_providers,"
+            + " state, version, created_at, updated_at, input_prompt_preview, input_repository_preview,"
+            + " input_base_ref_preview, deadline)"
+            + " SELECT given.id, given.owner_id, given.idempotency_key, given.input_digest, given.input,"
+            + " given.provider, string_to_array(given.fallback, ','), 'accepted', 0, given.at, given.at,"
+            + " given.prompt_preview, given.repository_preview, given.base_ref_preview, given.deadline"
+            + " FROM (SELECT ?::uuid AS id, ?::text AS owner_id, ?::text AS idempotency_key, ?::text AS input_digest,"
+            + " ?::text AS input, ?::text AS provider, ?::text AS fallback, ?::timestamptz AS at,"
+            + " ?::text AS prompt_preview, ?::text AS repository_preview, ?::text AS base_ref_preview,"
+            + " ?::timestamptz AS deadline) given"
+            + " ON CONFLICT (owner_id, idempotency_key) DO NOTHING RETURNING id, provider, created_at),"
+            + " new_attempt AS (INSERT INTO attempt (id, job_id, provider, state, request_key, version, created_at,"
+            + " updated_at) SELECT ?::uuid, id, provider, ?::text, ?::text, 0, created_at, created_at FROM new_job"
+            + " RETURNING id, job_id, created_at),"
+            + " new_outbox AS (INSERT INTO outbox (attempt_id, job_id, created_at, traceparent, tracestate, request_id)"
+            + " SELECT id, job_id, created_at, ?::text, ?::text, ?::text FROM new_attempt),"
+            + " new_events AS (INSERT INTO job_event (job_id, attempt_id, at, kind, detail)"
+            + " SELECT job_id, attempt_id, at, kind, detail FROM ("
+            + "SELECT 1 AS place, id AS job_id, NULL::uuid AS attempt_id, created_at AS at, ?::text AS kind,"
+            + " ?::text AS detail FROM new_job"
+            + " UNION ALL SELECT 2, job_id, id, created_at, ?::text, ?::text FROM new_attempt) timeline"
+            + " ORDER BY place)"
+            + " SELECT EXISTS (SELECT 1 FROM new_job)";
 }

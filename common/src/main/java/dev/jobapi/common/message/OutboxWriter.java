@@ -38,12 +38,33 @@ public class OutboxWriter {
         this.written = written;
     }
 
+    /**
+     * What an outbox row written now carries besides its attempt: the current trace context and
+     * request id.
+     */
+    public record Origin(TraceParent trace, String requestId) {}
+
+    /** The {@link Origin} of a row written now, for a caller that writes the row in a statement of its own. */
+    public Origin origin() {
+        return new Origin(tracing.current(), RequestIds.current().orElse(null));
+    }
+
+    /**
+     * Tells the relay, once the caller's transaction commits, that the caller wrote an outbox row in
+     * a statement of its own (job intake writes the job, its attempt and the row in one).
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public void announced() {
+        written.fire(new OutboxWritten());
+    }
+
     @Transactional(Transactional.TxType.MANDATORY)
     public void announce(Attempt attempt) {
         // The attempt row must exist before the row that references it.
         em.flush();
-        TraceParent trace = tracing.current();
-        String requestId = RequestIds.current().orElse(null);
+        Origin origin = origin();
+        TraceParent trace = origin.trace();
+        String requestId = origin.requestId();
         // Straight to the transaction's connection: a native query would flush the session again, and
         // its query machinery was a tenth of the api's CPU on intake (bench/ANALYSIS.md).
         em.unwrap(Session.class).doWork(connection -> {
@@ -59,7 +80,7 @@ public class OutboxWriter {
                 insert.executeUpdate();
             }
         });
-        written.fire(new OutboxWritten());
+        announced();
     }
 
     /**
