@@ -108,8 +108,15 @@ final class BulkCommand {
                 return ExitCodes.REFUSED;
             }
         }
-        JsonNode progress =
-                client.bulkExecute(action, filter.json(), preview.path("token").asText(), note);
+        JsonNode done = followToTheEnd(
+                client,
+                client.bulkExecute(action, filter.json(), preview.path("token").asText(), note),
+                err);
+        return output.print(spec, done, () -> printSummary(done));
+    }
+
+    /** Shows the action's progress on {@code err} until it is done; returns its last state. */
+    private JsonNode followToTheEnd(JobApiClient client, JsonNode progress, PrintWriter err) {
         Progress line = new Progress(err, System.console() != null);
         while (!"done".equals(progress.path("state").asText())) {
             line.bar(
@@ -120,8 +127,7 @@ final class BulkCommand {
             progress = client.bulkAction(progress.path("id").asText());
         }
         line.done();
-        JsonNode done = progress;
-        return output.print(spec, done, () -> printSummary(done));
+        return progress;
     }
 
     @Command(name = "list", description = "Bulk actions, newest first, with their progress.")

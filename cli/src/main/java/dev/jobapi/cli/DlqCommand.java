@@ -127,7 +127,7 @@ final class DlqCommand {
             spec.commandLine().getErr().printf("jobctl: no dead letter %s%n", id);
             return ExitCodes.REFUSED;
         }
-        JobsCommand.printJson(spec, items.get(0));
+        OutputFormat.printJson(spec, items.get(0));
         return ExitCodes.OK;
     }
 

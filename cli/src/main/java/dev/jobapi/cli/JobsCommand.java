@@ -70,7 +70,7 @@ final class JobsCommand {
 
     @Command(name = "show", description = "One job with its attempts and the actions allowed now, as JSON.")
     int show(@Parameters(paramLabel = "JOB") UUID jobId) {
-        printJson(spec, jobctl.client(USER).job(jobId));
+        OutputFormat.printJson(spec, jobctl.client(USER).job(jobId));
         return ExitCodes.OK;
     }
 
@@ -160,17 +160,6 @@ final class JobsCommand {
         return String.format(
                 "  %3ds  job %s  %s%s  attempts: %s",
                 seconds, job.id(), job.state().wireName(), review, attempts);
-    }
-
-    static void printJson(CommandSpec spec, Object value) {
-        try {
-            spec.commandLine()
-                    .getOut()
-                    .println(
-                            JobApiClient.json().writerWithDefaultPrettyPrinter().writeValueAsString(value));
-        } catch (JsonProcessingException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     private JobState parseState(String state) {

@@ -1,5 +1,8 @@
 package dev.jobapi.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.jobapi.client.JobApiClient;
+import java.io.UncheckedIOException;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
@@ -31,10 +34,22 @@ final class OutputFormat {
      */
     int print(CommandSpec spec, Object answer, Runnable asText) {
         if (json()) {
-            JobsCommand.printJson(spec, answer);
+            printJson(spec, answer);
         } else {
             asText.run();
         }
         return ExitCodes.OK;
+    }
+
+    /** Prints {@code value} as one pretty-printed JSON document on the command's standard output. */
+    static void printJson(CommandSpec spec, Object value) {
+        try {
+            spec.commandLine()
+                    .getOut()
+                    .println(
+                            JobApiClient.json().writerWithDefaultPrettyPrinter().writeValueAsString(value));
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }
