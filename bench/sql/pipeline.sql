@@ -38,8 +38,6 @@ BEGIN;
 SELECT * FROM attempt WHERE id = :attempt_id;
 SELECT * FROM job WHERE id = :job_id FOR UPDATE;
 SELECT * FROM attempt WHERE id = :attempt_id;
-INSERT INTO job_event (job_id, attempt_id, at, kind, detail)
-  VALUES (:job_id, :attempt_id, now(), 'message.delivered', 'attempt starting, worker pgbench');
 SELECT * FROM generation WHERE attempt_id = :attempt_id;
 UPDATE attempt SET lease_owner = 'pgbench', lease_expires_at = now() + interval '5 minutes', sent_at = now(),
                    updated_at = now(), version = version + 1

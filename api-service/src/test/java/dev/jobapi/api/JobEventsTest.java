@@ -25,11 +25,7 @@ class JobEventsTest extends ApiTestSupport {
 
     @Test
     void theEventsOfACommittedTransactionAreOnTheTimelineInTheOrderTheyWereRecorded() {
-        UUID job = UUID.fromString(createJob(Tokens.user("alice"), "events-" + UUID.randomUUID(), JOB_BODY)
-                .then()
-                .statusCode(201)
-                .extract()
-                .path("id"));
+        UUID job = aJob();
 
         QuarkusTransaction.requiringNew().run(() -> {
             events.record(job, null, JobEventKind.JOB_NEEDS_REVIEW, "first");
@@ -44,12 +40,23 @@ class JobEventsTest extends ApiTestSupport {
     }
 
     @Test
+    void aReplacedEventIsWrittenInItsPlaceAndOnlyThere() {
+        UUID job = aJob();
+
+        QuarkusTransaction.requiringNew().run(() -> {
+            JobEvents.Recorded first = events.record(job, null, JobEventKind.JOB_NEEDS_REVIEW, "first");
+            events.record(job, null, JobEventKind.JOB_CANCELLED, "second");
+            first.replaceWith(JobEventKind.JOB_COMPLETED, "third");
+        });
+
+        assertThat(details(job)).containsExactly("third", "second");
+        assertThat(text("SELECT kind FROM job_event WHERE job_id = '" + job + "' AND detail = 'third'"))
+                .isEqualTo(JobEventKind.JOB_COMPLETED.wireName());
+    }
+
+    @Test
     void theEventsOfATransactionThatRollsBackAreNeverWritten() {
-        UUID job = UUID.fromString(createJob(Tokens.user("alice"), "events-" + UUID.randomUUID(), JOB_BODY)
-                .then()
-                .statusCode(201)
-                .extract()
-                .path("id"));
+        UUID job = aJob();
 
         assertThatThrownBy(() -> QuarkusTransaction.requiringNew().run(() -> {
                     events.record(job, null, JobEventKind.JOB_CANCELLED, "rolled back");
@@ -61,6 +68,14 @@ class JobEventsTest extends ApiTestSupport {
         assertThat(count("SELECT count(*) FROM job_event WHERE job_id = '" + job + "'"))
                 .as("intake's own two events, nothing else")
                 .isEqualTo(2);
+    }
+
+    private UUID aJob() {
+        return UUID.fromString(createJob(Tokens.user("alice"), "events-" + UUID.randomUUID(), JOB_BODY)
+                .then()
+                .statusCode(201)
+                .extract()
+                .path("id"));
     }
 
     private List<String> details(UUID job) {

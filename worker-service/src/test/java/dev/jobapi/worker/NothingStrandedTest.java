@@ -265,11 +265,12 @@ class NothingStrandedTest extends WorkerTestSupport {
         UUID job = aJob("always throws");
         UUID attempt = aStartingAttempt(job, "fake-a");
         // Every delivery of this attempt fails inside the pipeline's first transaction (its first write
-        // is the delivery's timeline event).
+        // is the delivery's timeline event: the claim's, when the delivery claims).
         execute("CREATE OR REPLACE FUNCTION poison_job_event() RETURNS trigger LANGUAGE plpgsql AS"
                 + " $$ BEGIN RAISE EXCEPTION 'poisoned for the test'; END $$");
         execute("CREATE TRIGGER poison_job_event BEFORE INSERT ON job_event FOR EACH ROW WHEN (NEW.job_id = '" + job
-                + "' AND NEW.kind LIKE 'message.%') EXECUTE FUNCTION poison_job_event()");
+                + "' AND (NEW.kind LIKE 'message.%' OR NEW.kind = 'attempt.claimed')) EXECUTE FUNCTION"
+                + " poison_job_event()");
         try {
             publish(attempt, job);
             await().atMost(Duration.ofSeconds(60)).until(() -> !deadLetters().isEmpty());

@@ -27,7 +27,7 @@ import org.hibernate.engine.spi.TransactionCompletionCallbacks.BeforeCompletionC
  *
  * <p>The events of one transaction are written together, in one JDBC batch just before it commits
  * (a Hibernate before-completion callback, the hook Envers writes its audit rows with), not one
- * statement each as they happen: a worker's delivery records eight events, and a native query each
+ * statement each as they happen: a worker's delivery records several events, and a native query each
  * cost it a quarter of its CPU (bench/ANALYSIS.md). A transaction that rolls back writes none.
  *
  * <p>Each transaction that writes also fires one {@link TimelineWritten} with its jobs, which the
@@ -68,8 +68,32 @@ public class JobEvents {
     private record ThisTransaction(List<Pending> events, Set<UUID> jobIds) {}
 
     @Transactional(Transactional.TxType.MANDATORY)
-    public void record(UUID jobId, UUID attemptId, JobEventKind kind, String detail) {
-        record(jobId, List.of(new Event(attemptId, kind, detail)));
+    public Recorded record(UUID jobId, UUID attemptId, JobEventKind kind, String detail) {
+        List<Pending> pending = append(jobId, List.of(new Event(attemptId, kind, detail)));
+        return new Recorded(pending, pending.size() - 1);
+    }
+
+    /** An event this transaction recorded and has not written yet. */
+    public static final class Recorded {
+        private final List<Pending> events;
+        private final int index;
+
+        private Recorded(List<Pending> events, int index) {
+            this.events = events;
+            this.index = index;
+        }
+
+        /**
+         * Writes {@code kind} and {@code detail} in this event's place instead: for a row that a later
+         * row of the same transaction would only repeat.
+         */
+        public void replaceWith(JobEventKind kind, String detail) {
+            Pending replaced = events.get(index);
+            events.set(
+                    index,
+                    new Pending(
+                            replaced.jobId(), new Event(replaced.event().attemptId(), kind, detail), replaced.at()));
+        }
     }
 
     /**
@@ -106,10 +130,16 @@ public class JobEvents {
     /** Appends the events in order, when the transaction commits. */
     @Transactional(Transactional.TxType.MANDATORY)
     public void record(UUID jobId, List<Event> events) {
+        append(jobId, events);
+    }
+
+    /** Adds the events to this transaction's unwritten ones; returns all of them, these last. */
+    private List<Pending> append(UUID jobId, List<Event> events) {
         Instant now = clock.instant();
         ThisTransaction pending = pendingOfThisTransaction();
         events.forEach(event -> pending.events().add(new Pending(jobId, event, now)));
         pending.jobIds().add(jobId);
+        return pending.events();
     }
 
     /**

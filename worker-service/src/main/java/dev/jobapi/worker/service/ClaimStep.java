@@ -113,7 +113,7 @@ public class ClaimStep {
     Decision decide(Loaded step, boolean redelivered) {
         Attempt attempt = step.attempt();
         Job job = step.job();
-        events.record(
+        JobEvents.Recorded delivery = events.record(
                 job.id(),
                 attempt.id(),
                 redelivered ? JobEventKind.MESSAGE_REDELIVERED : JobEventKind.MESSAGE_DELIVERED,
@@ -183,7 +183,7 @@ public class ClaimStep {
             }
             // A probe whose claim does not call (another worker's claim came first) is freed by the
             // gate's round once its attempt is not in flight.
-            return claim(step, prompt, reserved, ((ProviderGate.Call) verdict).probe());
+            return claim(step, prompt, reserved, ((ProviderGate.Call) verdict).probe(), redelivered ? null : delivery);
         }
         return afterAnotherClaim(step);
     }
@@ -220,23 +220,36 @@ public class ClaimStep {
         return settings == null ? 0 : settings.maxTokens();
     }
 
-    /** The gate let the call go: claims the attempt with its reservation, or finds another worker's claim. */
-    private Decision claim(Loaded step, String prompt, SpendBudgets.Reserved reserved, boolean probe) {
+    /**
+     * The gate let the call go: claims the attempt with its reservation, or finds another worker's
+     * claim. The claim's timeline row takes the place of a first delivery's row, which would say
+     * only what the claim says (which worker); a redelivery's row stays, since it tells of a delivery
+     * before.
+     *
+     * @param firstDelivery this delivery's row when it is the message's first delivery, else null
+     */
+    private Decision claim(
+            Loaded step,
+            String prompt,
+            SpendBudgets.Reserved reserved,
+            boolean probe,
+            JobEvents.Recorded firstDelivery) {
         Attempt attempt = step.attempt();
         Job job = step.job();
         // The claim refuses an attempt with a stored answer, so the free attempt of the common case
         // is claimed without a read of its generation first.
         if (work.claim(attempt.id(), workerId, step.now(), config.worker().lease(), reserved)) {
             job.start(step.now());
-            events.record(
-                    job.id(),
-                    attempt.id(),
-                    JobEventKind.ATTEMPT_CLAIMED,
-                    "by " + workerId + ", request sent at " + step.now()
-                            + (probe ? ", the probe of " + attempt.provider() + "'s circuit breaker" : "")
-                            + (reserved.amountUsd() == null
-                                    ? ""
-                                    : ", " + reserved.amountUsd().toPlainString() + " USD reserved"));
+            String claimed = "by " + workerId + ", request sent at " + step.now()
+                    + (probe ? ", the probe of " + attempt.provider() + "'s circuit breaker" : "")
+                    + (reserved.amountUsd() == null
+                            ? ""
+                            : ", " + reserved.amountUsd().toPlainString() + " USD reserved");
+            if (firstDelivery != null) {
+                firstDelivery.replaceWith(JobEventKind.ATTEMPT_CLAIMED, claimed);
+            } else {
+                events.record(job.id(), attempt.id(), JobEventKind.ATTEMPT_CLAIMED, claimed);
+            }
             for (SpendBudgets.Standing window : reserved.pastSoftThreshold()) {
                 events.record(
                         job.id(),
