@@ -2,7 +2,6 @@ package dev.jobapi.worker.consumer;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.rabbitmq.client.AMQP;
-import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Envelope;
 import dev.jobapi.common.database.DatabaseAway;
 import dev.jobapi.common.database.WriteConflict;
@@ -39,6 +38,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jboss.logging.Logger;
 import org.jboss.logging.MDC;
 
@@ -51,7 +51,9 @@ import org.jboss.logging.MDC;
  * handed back.
  *
  * <ul>
- *   <li>Ack only after the pipeline's transactions committed (docs/design.md, rule 8).
+ *   <li>Ack only after the pipeline's transactions committed (docs/design.md, rule 8); several
+ *       committed deliveries share one ack when no delivery still at work is below them ({@link
+ *       Acknowledgements}), and those waiting are sent before the channel closes.
  *   <li>A delivery that fails is counted on its attempt in the database and parked in the delay
  *       queue (a new message: the broker's count is not spent); at {@link
  *       AttemptTopology#DELIVERY_LIMIT} counted failures it is rejected to the dead-letter queue
@@ -94,6 +96,9 @@ public class AttemptConsumer {
 
     private ThreadPoolExecutor workers;
     private volatile Subscription subscription;
+    /** The acknowledgements of {@link #subscription}'s channel. */
+    private volatile Acknowledgements acknowledgements;
+
     private volatile boolean draining;
 
     AttemptConsumer(
@@ -161,8 +166,18 @@ public class AttemptConsumer {
         }
         try {
             broker.declareTopology();
+            // Made for the channel before it consumes: no delivery arrives without them.
+            AtomicReference<Acknowledgements> ofTheChannel = new AtomicReference<>();
             subscription = Subscription.open(
-                    broker, "jobapi-attempt-consumer", AttemptTopology.QUEUE, config.prefetch(), this::received);
+                    broker,
+                    "jobapi-attempt-consumer",
+                    channel -> {
+                        ofTheChannel.set(new Acknowledgements(channel));
+                        return AttemptTopology.QUEUE;
+                    },
+                    config.prefetch(),
+                    (channel, envelope, properties, body) -> received(ofTheChannel.get(), envelope, properties, body));
+            acknowledgements = ofTheChannel.get();
             LOG.infof(
                     "Consuming %s (prefetch %d, %d at once)",
                     AttemptTopology.QUEUE, config.prefetch(), config.concurrency());
@@ -172,8 +187,10 @@ public class AttemptConsumer {
     }
 
     /** A delivery from the broker, handed to the worker pool (or straight back while draining). */
-    private void received(Channel channel, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
-        Delivery delivery = new Delivery(channel, envelope, properties, body);
+    private void received(
+            Acknowledgements acknowledgements, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
+        acknowledgements.received(envelope.getDeliveryTag());
+        Delivery delivery = new Delivery(acknowledgements, envelope, properties, body);
         if (draining) {
             delivery.handBack(); // arrived between the cancel and its confirmation
         } else {
@@ -237,10 +254,14 @@ public class AttemptConsumer {
         }
     }
 
+    /** Sends the acks still waiting, then closes: what the broker returns is only work not committed. */
     private void closeQuietly() {
         Subscription current = subscription;
+        Acknowledgements pending = acknowledgements;
         subscription = null;
+        acknowledgements = null;
         if (current != null) {
+            pending.flush();
             current.close();
         }
     }
@@ -257,13 +278,13 @@ public class AttemptConsumer {
 
     /** One received message, worked on a pool thread (or handed back at shutdown). */
     private final class Delivery implements Runnable {
-        private final Channel channel;
+        private final Acknowledgements acknowledgements;
         private final Envelope envelope;
         private final AMQP.BasicProperties properties;
         private final String body;
 
-        Delivery(Channel channel, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
-            this.channel = channel;
+        Delivery(Acknowledgements acknowledgements, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
+            this.acknowledgements = acknowledgements;
             this.envelope = envelope;
             this.properties = properties;
             this.body = new String(body, StandardCharsets.UTF_8);
@@ -316,7 +337,7 @@ public class AttemptConsumer {
                         ACK_SPAN,
                         message.jobId(),
                         message.attemptId(),
-                        () -> settle(() -> channel.basicAck(envelope.getDeliveryTag(), false)));
+                        () -> acknowledgements.ack(envelope.getDeliveryTag()));
             } catch (Throwable failure) { // an Error too: the message must not be lost with the thread's task
                 Tracing.failed(span, failure);
                 failed(message, failure);
@@ -359,9 +380,9 @@ public class AttemptConsumer {
             LOG.warnf("Attempt message not processed (failure %d), retrying after a delay: %s", failures, failure);
             try {
                 delayQueue.park(body);
-                settle(() -> channel.basicAck(envelope.getDeliveryTag(), false));
+                settle((channel, tag) -> channel.basicAck(tag, false));
             } catch (RuntimeException brokerAway) {
-                settle(() -> channel.basicNack(envelope.getDeliveryTag(), false, true));
+                settle((channel, tag) -> channel.basicNack(tag, false, true));
             }
         }
 
@@ -375,35 +396,22 @@ public class AttemptConsumer {
             } catch (RuntimeException brokerAway) {
                 LOG.debugf("Declaring the topology before a dead-letter failed: %s", brokerAway);
             }
-            settle(() -> channel.basicReject(envelope.getDeliveryTag(), false));
+            settle((channel, tag) -> channel.basicReject(tag, false));
         }
 
         /** Back to the queue as a fresh copy, then the original acked: no delivery counted. */
         void handBack() {
             try {
                 publisher.toWorkQueue(body);
-                settle(() -> channel.basicAck(envelope.getDeliveryTag(), false));
+                settle((channel, tag) -> channel.basicAck(tag, false));
             } catch (RuntimeException e) {
                 LOG.warnf("Could not hand a message back (%s); the broker returns it when the connection closes", e);
             }
         }
 
-        /** Acks and rejects share the channel with other pool threads; a closed channel already returned it. */
-        private void settle(Settlement settlement) {
-            synchronized (channel) {
-                try {
-                    if (channel.isOpen()) {
-                        settlement.run();
-                    }
-                } catch (IOException | RuntimeException e) {
-                    LOG.warnf("Could not settle a delivery (the broker returns it): %s", e.toString());
-                }
-            }
+        /** Settles this delivery on its own, never with others. */
+        private void settle(Acknowledgements.Settlement settlement) {
+            acknowledgements.settle(envelope.getDeliveryTag(), settlement);
         }
-    }
-
-    @FunctionalInterface
-    private interface Settlement {
-        void run() throws IOException;
     }
 }
