@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.api.config.JobApiConfig;
 import dev.jobapi.api.stream.EventCursor;
+import dev.jobapi.common.database.Rows;
 import dev.jobapi.common.health.BackgroundLoops;
 import io.agroal.api.AgroalDataSource;
 import io.micrometer.core.instrument.Counter;
@@ -203,7 +204,7 @@ public class WebhookDispatcher {
         Instant occurred;
         if (row.getObject(13) == null) {
             data.put("endpointId", row.getObject(8, UUID.class));
-            occurred = WebhookEndpoints.instant(row, 7);
+            occurred = Rows.instant(row, 7);
         } else {
             long eventId = row.getLong(13);
             data.put("jobId", row.getObject(4, UUID.class));
@@ -211,7 +212,7 @@ public class WebhookDispatcher {
             data.put("eventId", eventId);
             data.put("cursor", new EventCursor(Long.parseLong(row.getString(14)), eventId).toString());
             data.put("detail", row.getString(17));
-            occurred = WebhookEndpoints.instant(row, 15);
+            occurred = Rows.instant(row, 15);
         }
         Map<String, Object> payload = new LinkedHashMap<>();
         payload.put("type", type);
@@ -227,7 +228,7 @@ public class WebhookDispatcher {
                 row.getLong(1),
                 row.getString(2),
                 row.getInt(5),
-                WebhookEndpoints.instant(row, 6),
+                Rows.instant(row, 6),
                 row.getObject(8, UUID.class),
                 URI.create(row.getString(9)),
                 secrets,

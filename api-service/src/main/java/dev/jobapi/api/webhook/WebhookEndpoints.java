@@ -1,5 +1,7 @@
 package dev.jobapi.api.webhook;
 
+import static dev.jobapi.common.database.Rows.instant;
+
 import dev.jobapi.api.config.JobApiConfig;
 import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemException;
@@ -343,11 +345,6 @@ public class WebhookEndpoints {
                 row.getString(10),
                 state.equals("pending") ? instant(row, 11) : null,
                 instant(row, 12));
-    }
-
-    static Instant instant(ResultSet row, int column) throws SQLException {
-        OffsetDateTime at = row.getObject(column, OffsetDateTime.class);
-        return at == null ? null : at.toInstant();
     }
 
     /** Runs the work in the caller's transaction; a database that cannot answer is a 503. */

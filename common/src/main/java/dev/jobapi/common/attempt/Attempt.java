@@ -1,5 +1,6 @@
 package dev.jobapi.common.attempt;
 
+import dev.jobapi.common.database.Rows;
 import dev.jobapi.common.text.StoredText;
 import jakarta.persistence.Column;
 import jakarta.persistence.Convert;
@@ -8,6 +9,8 @@ import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 import jakarta.persistence.Version;
 import java.math.BigDecimal;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.util.UUID;
 
@@ -83,7 +86,68 @@ public class Attempt {
     @Column(name = "cost_usd", insertable = false, updatable = false)
     private BigDecimal costUsd;
 
+    /** The columns {@link #read} reads, in its order. */
+    private static final String[] COLUMNS = {
+        "id",
+        "job_id",
+        "idempotency_key",
+        "request_digest",
+        "provider",
+        "state",
+        "request_key",
+        "remote_id",
+        "output_digest",
+        "reason",
+        "reviewed_by",
+        "lease_owner",
+        "lease_expires_at",
+        "sent_at",
+        "version",
+        "created_at",
+        "updated_at",
+        "reserved_usd",
+        "cost_usd"
+    };
+
+    /** How many columns of a row {@link #read} reads. */
+    public static final int COLUMN_COUNT = COLUMNS.length;
+
     protected Attempt() {}
+
+    /** The select list {@link #read} reads, each column qualified by {@code alias}. */
+    public static String columns(String alias) {
+        return Rows.qualified(alias, COLUMNS);
+    }
+
+    /**
+     * The attempt of a row selected with {@link #columns}, from its column {@code first} on: for a
+     * caller that reads it with plain SQL and writes it back through a stateless session, which
+     * checks its {@code @Version}.
+     */
+    public static Attempt read(ResultSet row, int first) throws SQLException {
+        Attempt attempt = new Attempt();
+        int column = first;
+        attempt.id = row.getObject(column++, UUID.class);
+        attempt.jobId = row.getObject(column++, UUID.class);
+        attempt.idempotencyKey = row.getString(column++);
+        attempt.requestDigest = row.getString(column++);
+        attempt.provider = row.getString(column++);
+        attempt.state = AttemptState.fromWireName(row.getString(column++));
+        attempt.requestKey = row.getString(column++);
+        attempt.remoteId = row.getString(column++);
+        attempt.outputDigest = row.getString(column++);
+        attempt.reason = row.getString(column++);
+        attempt.reviewedBy = row.getString(column++);
+        attempt.leaseOwner = row.getString(column++);
+        attempt.leaseExpiresAt = Rows.instant(row, column++);
+        attempt.sentAt = Rows.instant(row, column++);
+        attempt.version = row.getLong(column++);
+        attempt.createdAt = Rows.instant(row, column++);
+        attempt.updatedAt = Rows.instant(row, column++);
+        attempt.reservedUsd = row.getBigDecimal(column++);
+        attempt.costUsd = row.getBigDecimal(column);
+        return attempt;
+    }
 
     /** A new attempt, ready to be announced through the outbox. */
     public static Attempt starting(

@@ -1,5 +1,6 @@
 package dev.jobapi.common.job;
 
+import dev.jobapi.common.database.Rows;
 import dev.jobapi.common.text.StoredText;
 import jakarta.persistence.Column;
 import jakarta.persistence.Convert;
@@ -7,6 +8,8 @@ import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 import jakarta.persistence.Version;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
@@ -73,7 +76,60 @@ public class Job {
     @Column(name = "updated_at", nullable = false)
     private Instant updatedAt;
 
+    /** The columns {@link #read} reads, in its order. */
+    private static final String[] COLUMNS = {
+        "id",
+        "owner_id",
+        "idempotency_key",
+        "input_digest",
+        "input",
+        "provider",
+        "fallback_providers",
+        "state",
+        "winning_attempt_id",
+        "review_reason",
+        "deadline",
+        "cancel_reason",
+        "version",
+        "created_at",
+        "updated_at"
+    };
+
+    /** How many columns of a row {@link #read} reads. */
+    public static final int COLUMN_COUNT = COLUMNS.length;
+
     protected Job() {}
+
+    /** The select list {@link #read} reads, each column qualified by {@code alias}. */
+    public static String columns(String alias) {
+        return Rows.qualified(alias, COLUMNS);
+    }
+
+    /**
+     * The job of a row selected with {@link #columns}, from its column {@code first} on: for a caller
+     * that reads it with plain SQL and writes it back through a stateless session, which checks its
+     * {@code @Version} (the election's compare-and-swap, rule 6).
+     */
+    public static Job read(ResultSet row, int first) throws SQLException {
+        Job job = new Job();
+        int column = first;
+        job.id = row.getObject(column++, UUID.class);
+        job.ownerId = row.getString(column++);
+        job.idempotencyKey = row.getString(column++);
+        job.inputDigest = row.getString(column++);
+        job.input = row.getString(column++);
+        job.provider = row.getString(column++);
+        job.fallbackProviders = (String[]) row.getArray(column++).getArray();
+        job.state = JobState.fromWireName(row.getString(column++));
+        job.winningAttemptId = row.getObject(column++, UUID.class);
+        job.reviewReason = row.getString(column++);
+        job.deadline = Rows.instant(row, column++);
+        job.cancelReason = row.getString(column++);
+        job.version = row.getLong(column++);
+        job.createdAt = Rows.instant(row, column++);
+        job.updatedAt = Rows.instant(row, column);
+        return job;
+    }
 
     /**
      * The job a fresh intake writes, as it is written: intake inserts these values with a

@@ -69,7 +69,10 @@ public class AutomaticFallback {
         if (job.fallbackProviders().isEmpty()) {
             return Optional.empty();
         }
-        List<Attempt> jobAttempts = attempts.forJob(job.id());
+        // The step's failed attempt in place of its row as committed, which still shows it open.
+        List<Attempt> jobAttempts = attempts.forJob(job.id()).stream()
+                .map(stored -> stored.id().equals(failed.id()) ? failed : stored)
+                .toList();
         Optional<StartRefusal> refusal = starts.refusal(job, jobAttempts);
         if (refusal.isPresent()
                 && (refusal.get() instanceof StartRefusal.JobClosed

@@ -14,21 +14,33 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.hibernate.Session;
+import org.hibernate.SessionFactory;
+import org.hibernate.StatelessSession;
+import org.hibernate.engine.spi.SessionFactoryImplementor;
+import org.hibernate.metamodel.MappingMetamodel;
+import org.hibernate.persister.entity.EntityPersister;
 import org.jboss.logging.Logger;
 
 /**
  * The one way the worker changes an attempt and its job: each step is one transaction that loads
- * the attempt and its job once (one query, no row lock), decides from what it loaded, and writes
- * through the entities, whose {@code @Version} turns every write into a compare-and-swap. When
- * another transaction changed either row in between (a second worker, the sweep, a user's action
- * in the API), the write fails, the transaction rolls back and the step runs again on what is now
- * committed: it decides again, never on stale state. Whatever the step holds in hand (a provider's
- * answer, a paid result) survives the rerun, because it lives outside the transaction.
+ * the attempt and its job once (one plain SQL query, no row lock), decides from what it loaded, and
+ * writes what it changed back through a stateless Hibernate session, whose {@code @Version} check
+ * turns each write into a compare-and-swap. When another transaction changed either row in between
+ * (a second worker, the sweep, a user's action in the API), the write fails, the transaction rolls
+ * back and the step runs again on what is now committed: it decides again, never on stale state.
+ * Whatever the step holds in hand (a provider's answer, a paid result) survives the rerun, because it
+ * lives outside the transaction.
+ *
+ * <p>The two rows are not in the session's persistence context: the load, the snapshots, the dirty
+ * check and the flush of a managed attempt and job were more than a third of the worker's CPU per
+ * job (bench/ANALYSIS.md). A step compares each row with what it loaded and writes only what changed.
+ * What a step creates (a fallback's attempt and its outbox row) still goes through the session.
  *
  * <p>rocket-rides-atomic's {@code atomic_phase} is the model: a step either commits whole or not at
  * all, and side effects outside the database (metrics, a provider call, a git commit) happen only
@@ -60,16 +72,26 @@ public class AttemptSteps {
         private final EntityManager em;
         private final Attempt attempt;
         private final Job job;
+        private final Object[] attemptAsLoaded;
+        private final Object[] jobAsLoaded;
         private final Instant now;
         private final List<Runnable> afterCommit = new ArrayList<>();
         private byte[] storedPatch;
         private boolean reportedUsageStored;
         private boolean jobLocked;
 
-        Loaded(EntityManager em, Attempt attempt, Job job, Instant now) {
+        private Loaded(
+                EntityManager em,
+                Attempt attempt,
+                Object[] attemptAsLoaded,
+                Job job,
+                Object[] jobAsLoaded,
+                Instant now) {
             this.em = em;
             this.attempt = attempt;
+            this.attemptAsLoaded = attemptAsLoaded;
             this.job = job;
+            this.jobAsLoaded = jobAsLoaded;
             this.now = now;
         }
 
@@ -146,12 +168,22 @@ public class AttemptSteps {
         T run(Loaded loaded);
     }
 
+    private static final String LOAD = "SELECT " + Attempt.columns("a") + ", " + Job.columns("j")
+            + " FROM attempt a JOIN job j ON j.id = a.job_id WHERE a.id = ?";
+
     private final EntityManager em;
     private final Clock clock;
+    // Hibernate's mappings of the two rows: their persistent values, for the step's dirty check.
+    private final EntityPersister attempts;
+    private final EntityPersister jobs;
 
-    AttemptSteps(EntityManager em, Clock clock) {
+    AttemptSteps(EntityManager em, SessionFactory sessions, Clock clock) {
         this.em = em;
         this.clock = clock;
+        MappingMetamodel mappings =
+                sessions.unwrap(SessionFactoryImplementor.class).getMappingMetamodel();
+        this.attempts = mappings.getEntityDescriptor(Attempt.class);
+        this.jobs = mappings.getEntityDescriptor(Job.class);
     }
 
     /**
@@ -179,7 +211,10 @@ public class AttemptSteps {
                         return whenMissing;
                     }
                     T value = step.run(loaded);
-                    em.flush(); // the version checks happen here, inside the rerun loop
+                    // What the step created through the session, then the version-checked writes of
+                    // the two rows, inside the rerun loop (a conflict runs the step again).
+                    em.flush();
+                    writeChanges(loaded);
                     afterCommit.addAll(loaded.afterCommit);
                     committing.set(true);
                     return value;
@@ -214,13 +249,42 @@ public class AttemptSteps {
     }
 
     private Loaded load(UUID attemptId) {
-        List<Object[]> rows = em.createQuery(
-                        "select a, j from Attempt a, Job j where a.id = :id and j.id = a.jobId", Object[].class)
-                .setParameter("id", attemptId)
-                .getResultList();
-        if (rows.isEmpty()) {
-            return null;
+        Session session = em.unwrap(Session.class);
+        return session.doReturningWork(connection -> {
+            try (PreparedStatement select = connection.prepareStatement(LOAD)) {
+                select.setObject(1, attemptId);
+                try (ResultSet row = select.executeQuery()) {
+                    if (!row.next()) {
+                        return null;
+                    }
+                    Attempt attempt = Attempt.read(row, 1);
+                    Job job = Job.read(row, 1 + Attempt.COLUMN_COUNT);
+                    return new Loaded(
+                            em, attempt, attempts.getValues(attempt), job, jobs.getValues(job), clock.instant());
+                }
+            }
+        });
+    }
+
+    /**
+     * Writes the attempt and the job where the step changed them, each with its version checked and
+     * raised by Hibernate ({@code @Version}): the write of a row that another transaction changed since
+     * the load fails, and the step runs again. On the session's connection, in its transaction.
+     */
+    private void writeChanges(Loaded loaded) {
+        boolean attemptChanged = !Arrays.deepEquals(loaded.attemptAsLoaded, attempts.getValues(loaded.attempt));
+        boolean jobChanged = !Arrays.deepEquals(loaded.jobAsLoaded, jobs.getValues(loaded.job));
+        if (!attemptChanged && !jobChanged) {
+            return;
         }
-        return new Loaded(em, (Attempt) rows.get(0)[0], (Job) rows.get(0)[1], clock.instant());
+        try (StatelessSession writer =
+                em.unwrap(Session.class).statelessWithOptions().connection().open()) {
+            if (attemptChanged) {
+                writer.update(loaded.attempt);
+            }
+            if (jobChanged) {
+                writer.update(loaded.job);
+            }
+        }
     }
 }
