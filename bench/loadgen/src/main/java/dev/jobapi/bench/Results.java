@@ -310,24 +310,21 @@ final class Results {
         return rows;
     }
 
-    /** The figures {@link Goals} computes the goals of issue #15 from, by name. */
+    /** The figures {@link Goals} computes the goals of issue #33 from, by name. */
     Map<String, String> figures() {
         Map<String, String> figures = new LinkedHashMap<>();
         for (Observation o : observations) {
             switch (o.step()) {
-                case "least-intake" -> {
-                    figures.put("concurrency", o.text("concurrency"));
-                    figures.put("least-intake", o.text("tps"));
-                }
+                case "least-intake" -> figures.put("concurrency", o.text("concurrency"));
                 case "peer-send" -> figures.put("pgboss-send", o.text("throughput"));
                     // The first concurrency, the one the least-SQL and peer rows ran at.
-                case "fresh" -> figures.putIfAbsent("fresh", o.text("throughput"));
-                case "least-pipeline" -> figures.put("least-pipeline", o.text("tps"));
-                case "e2e" -> figures.put("e2e-w" + o.text("workers"), jobsPerSecond(o));
-                case "growth-post", "growth-get" -> {
-                    String name = o.step() + "-p99-";
-                    figures.putIfAbsent(name + "first", o.text("p99_ms"));
-                    figures.put(name + "last", o.text("p99_ms"));
+                case "fresh" -> {
+                    figures.putIfAbsent("fresh", o.text("throughput"));
+                    figures.putIfAbsent("fresh-p99", o.text("p99_ms"));
+                }
+                case "e2e" -> {
+                    figures.put("e2e-w" + o.text("workers"), jobsPerSecond(o));
+                    figures.put("e2e-w" + o.text("workers") + "-commits", o.text("commits_per_job"));
                 }
                 case "api-memory" -> figures.put("api-rss-peak-mb", o.text("peak_mb"));
                 case "api-ready" -> {
@@ -392,7 +389,7 @@ final class Results {
         page.append("| # | measurement | load | throughput /s | p50 ms | p99 ms | p99.9 ms | vs ceiling | goal |\n");
         page.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
         rows().forEach(row -> page.append(row.markdown()).append('\n'));
-        page.append("\n## Goals of issue #15, from this run\n\n");
+        page.append("\n## Goals of issue #33, from this run\n\n");
         page.append(new Goals(figures(), cpu).markdown());
         if (!cpu.isEmpty()) {
             page.append("\n## CPU per job\n\n");

@@ -9,35 +9,55 @@ import org.junit.jupiter.api.Test;
 class GoalsTest {
 
     @Test
-    void computesEachRatioFromTheFiguresOfTheRun() {
+    void judgesEachGoalFromTheFiguresOfTheRun() {
         Map<String, String> figures = new LinkedHashMap<>(Map.of(
                 "concurrency", "16",
-                "fresh", "300",
-                "least-intake", "6000",
-                "e2e-w1", "50",
-                "e2e-w2", "60",
-                "least-pipeline", "400",
-                "pgboss-send", "1200"));
-        CpuSplit w1 = new CpuSplit("e2e-w1", 100, 2, 90, Map.of("workers", 4.0), Map.of("workers", 20.0));
+                "fresh", "700",
+                "fresh-p99", "42.5",
+                "pgboss-send", "1200",
+                "e2e-w1", "350",
+                "e2e-w2", "420",
+                "e2e-w1-commits", "3.27"));
+        CpuSplit w1 = new CpuSplit(
+                "e2e-w1",
+                100,
+                2,
+                90,
+                Map.of("api", 0.9, "workers", 4.0, "postgres", 1.1),
+                Map.of("api", 5.0, "workers", 20.0, "postgres", 6.0));
 
         String table = new Goals(figures, Map.of("e2e-w1", w1)).markdown();
 
         assertTrue(
-                table.contains("| POST /jobs fresh c16 / least intake SQL | 0.03–0.04 | ≥ 0.25 | 0.05 | MISSED |"),
+                table.contains("| POST /jobs fresh c16 vs pg-boss's deduplicated `send` | 0.15 | ≥ 0.5 | 0.58 | met |"),
                 table);
-        assertTrue(table.contains("| 0.03 | ≥ 0.10 | 0.13 | met |"), table);
+        assertTrue(table.contains("| POST /jobs fresh c16, p99 | - | < 50 ms | 42.50 ms | met |"), table);
+        assertTrue(
+                table.contains(
+                        "| end to end, 1 worker process, jobs/s | 166 (wrk, from outside) | ≥ 400 | 350.00 | MISSED |"),
+                table);
         assertTrue(table.contains("| 1.20× |"), table);
-        assertTrue(table.contains("| 4.00 ms | met |"), table);
-        assertTrue(table.contains("| ≈ 0.15 | ≥ 1.0 | 0.25 | MISSED |"), table);
+        assertTrue(
+                table.contains(
+                        "| PostgreSQL CPU per completed job (1 worker) | 3.1–3.6 ms | ≤ 1.2 ms | 1.10 ms | met |"),
+                table);
+        assertTrue(
+                table.contains("| worker CPU per completed job (1 worker) | 7.6 ms | ≤ 2.5 ms | 4.00 ms | MISSED |"),
+                table);
+        assertTrue(
+                table.contains("| api CPU per completed job (1 worker) | 1.7 ms | ≤ 1.0 ms | 0.90 ms | met |"), table);
+        assertTrue(table.contains("| about 4 | ≤ 3 plus the relay's share | 3.27 | - |"), table);
     }
 
     @Test
     void leavesAGoalOpenWhenItsStepMeasuredNothing() {
-        Map<String, String> figures = Map.of("fresh", "300", "least-intake", "-");
+        Map<String, String> figures = Map.of("fresh", "300", "pgboss-send", "-");
 
         String table = new Goals(figures, Map.of()).markdown();
 
-        assertTrue(table.contains("| POST /jobs fresh c16 / least intake SQL | 0.03–0.04 | ≥ 0.25 | - | - |"), table);
-        assertTrue(table.contains("| worker CPU per job (1 worker) | ≈ 25 ms | ≤ 5 ms | - | - |"), table);
+        assertTrue(
+                table.contains("| POST /jobs fresh c16 vs pg-boss's deduplicated `send` | 0.15 | ≥ 0.5 | - | - |"),
+                table);
+        assertTrue(table.contains("| worker CPU per completed job (1 worker) | 7.6 ms | ≤ 2.5 ms | - | - |"), table);
     }
 }

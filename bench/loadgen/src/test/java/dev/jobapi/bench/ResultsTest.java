@@ -118,6 +118,7 @@ class ResultsTest {
                         "- (7) api restart: Quarkus reports \"started in 5.200s\" (inside the JVM; the row above counts from exec)"),
                 results.notes());
         assertEquals("60.0", results.figures().get("e2e-w2"));
+        assertEquals("4.12", results.figures().get("e2e-w1-commits"));
     }
 
     @Test
@@ -188,10 +189,8 @@ class ResultsTest {
                 page.startsWith("# Benchmark results\n\nCommand: `bench/run ` (full run, 2026-12-02 00:51 to 01:02"
                         + " UTC). How to read it: docs/benchmarks.md.\n\n- a machine\n\n| # | measurement |"),
                 page);
-        assertTrue(page.contains("\n\n## Goals of issue #15, from this run\n\n| figure |"), page);
-        assertTrue(
-                page.contains("| POST /jobs fresh c16 / least intake SQL | 0.03–0.04 | ≥ 0.25 | 0.05 | MISSED |"),
-                page);
+        assertTrue(page.contains("\n\n## Goals of issue #33, from this run\n\n| figure |"), page);
+        assertTrue(page.contains("| POST /jobs fresh c16, p99 | - | < 50 ms | 200.00 ms | MISSED |"), page);
         assertTrue(page.contains("\n\n## CPU per job\n\n"), page);
         assertTrue(page.contains("| e2e-w1 | 1500 | 30.0 | 99% | 17.00 (85%) |"), page);
         assertTrue(page.contains("\n\n## Observed during the run\n\n- (5) naive: 20 jobs in 1.00 s\n"), page);
