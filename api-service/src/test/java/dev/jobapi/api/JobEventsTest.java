@@ -39,6 +39,37 @@ class JobEventsTest extends ApiTestSupport {
         assertThat(details(job)).containsExactly("first", "second", "third");
     }
 
+    /**
+     * One statement a transaction, so the table's statement trigger (the webhook deliveries) runs once
+     * a transaction, not once an event. A trigger of the test's own logs each statement's rows.
+     */
+    @Test
+    void aTransactionsEventsAreWrittenByOneStatement() {
+        UUID job = aJob();
+        execute("CREATE TABLE test_job_event_statement (job_id uuid, events bigint)");
+        execute("CREATE FUNCTION test_log_job_event_statement() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                + " INSERT INTO test_job_event_statement SELECT job_id, count(*) FROM written GROUP BY job_id;"
+                + " RETURN NULL; END $$");
+        execute("CREATE TRIGGER test_job_event_statement AFTER INSERT ON job_event REFERENCING NEW TABLE AS written"
+                + " FOR EACH STATEMENT EXECUTE FUNCTION test_log_job_event_statement()");
+        try {
+            QuarkusTransaction.requiringNew().run(() -> {
+                events.record(job, null, JobEventKind.JOB_NEEDS_REVIEW, "first");
+                events.record(job, null, JobEventKind.JOB_CANCELLED, "second");
+                events.record(job, null, JobEventKind.JOB_COMPLETED, "third");
+            });
+
+            assertThat(text("SELECT string_agg(events::text, ',') FROM test_job_event_statement WHERE job_id = '" + job
+                            + "'"))
+                    .as("rows written by each statement of the transaction")
+                    .isEqualTo("3");
+        } finally {
+            execute("DROP TRIGGER test_job_event_statement ON job_event");
+            execute("DROP FUNCTION test_log_job_event_statement()");
+            execute("DROP TABLE test_job_event_statement");
+        }
+    }
+
     @Test
     void aReplacedEventIsWrittenInItsPlaceAndOnlyThere() {
         UUID job = aJob();
