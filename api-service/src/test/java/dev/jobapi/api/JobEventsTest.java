@@ -39,6 +39,25 @@ class JobEventsTest extends ApiTestSupport {
         assertThat(details(job)).containsExactly("first", "second", "third");
     }
 
+    /** The rows go to the database as arrays: what an array's text would quote or escape comes back as recorded. */
+    @Test
+    void anEventsDetailIsWrittenAsRecordedWhateverItsCharacters() {
+        UUID job = aJob();
+        String detail = "a \"quoted\", {braced} \\ back-slashed, NULL, 'single' détail";
+
+        QuarkusTransaction.requiringNew().run(() -> {
+            events.record(job, null, JobEventKind.JOB_NEEDS_REVIEW, detail);
+            events.record(job, null, JobEventKind.JOB_CANCELLED, null);
+        });
+
+        assertThat(text("SELECT detail FROM job_event WHERE job_id = '" + job + "' AND kind = '"
+                        + JobEventKind.JOB_NEEDS_REVIEW.wireName() + "'"))
+                .isEqualTo(detail);
+        assertThat(count("SELECT count(*) FROM job_event WHERE job_id = '" + job + "' AND kind = '"
+                        + JobEventKind.JOB_CANCELLED.wireName() + "' AND detail IS NULL AND attempt_id IS NULL"))
+                .isEqualTo(1);
+    }
+
     /**
      * One statement a transaction, so the table's statement trigger (the webhook deliveries) runs once
      * a transaction, not once an event. A trigger of the test's own logs each statement's rows.
