@@ -9,9 +9,13 @@ import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 import jakarta.persistence.Version;
 import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.UUID;
 
 /**
@@ -56,13 +60,18 @@ public class Attempt {
     @Column(name = "reviewed_by")
     private String reviewedBy;
 
-    @Column(name = "lease_owner")
+    /*
+     * The lease and the send are written only by the worker's statements (the claim, its hand-back,
+     * the renewal), never by the ORM: a renewal raises no version, so an entity written back would
+     * put the lease it loaded over a renewal made since.
+     */
+    @Column(name = "lease_owner", updatable = false)
     private String leaseOwner;
 
-    @Column(name = "lease_expires_at")
+    @Column(name = "lease_expires_at", updatable = false)
     private Instant leaseExpiresAt;
 
-    @Column(name = "sent_at")
+    @Column(name = "sent_at", updatable = false)
     private Instant sentAt;
 
     @Version
@@ -112,6 +121,26 @@ public class Attempt {
     /** How many columns of a row {@link #read} reads. */
     public static final int COLUMN_COUNT = COLUMNS.length;
 
+    /**
+     * Writes back what a step may change of an attempt it read with {@link #read}, when its row is
+     * still at the version read, and raises the version: the compare-and-swap of {@code @Version},
+     * for every column the entity may update ({@link Changeable}), in one statement.
+     */
+    private static final String WRITE_BACK = "UPDATE attempt SET state = ?, remote_id = ?, output_digest = ?,"
+            + " reason = ?, reviewed_by = ?, updated_at = ?, version = version + 1 WHERE id = ? AND version = ?";
+
+    /**
+     * The columns of an attempt that may change once it exists, as a step holds them: compared with
+     * what it held at the load, they say whether the row needs writing back.
+     */
+    public record Changeable(
+            AttemptState state,
+            String remoteId,
+            String outputDigest,
+            String reason,
+            String reviewedBy,
+            Instant updatedAt) {}
+
     protected Attempt() {}
 
     /** The select list {@link #read} reads, each column qualified by {@code alias}. */
@@ -121,8 +150,7 @@ public class Attempt {
 
     /**
      * The attempt of a row selected with {@link #columns}, from its column {@code first} on: for a
-     * caller that reads it with plain SQL and writes it back through a stateless session, which
-     * checks its {@code @Version}.
+     * caller that reads it with plain SQL and writes it back with {@link #writeBack}.
      */
     public static Attempt read(ResultSet row, int first) throws SQLException {
         Attempt attempt = new Attempt();
@@ -147,6 +175,35 @@ public class Attempt {
         attempt.reservedUsd = row.getBigDecimal(column++);
         attempt.costUsd = row.getBigDecimal(column);
         return attempt;
+    }
+
+    /** What of this attempt may change (every column the entity may update, but its version). */
+    public Changeable changeable() {
+        return new Changeable(state, remoteId, outputDigest, reason, reviewedBy, updatedAt);
+    }
+
+    /**
+     * Writes back the {@link #changeable} columns of this attempt, read with {@link #read}, on
+     * {@code connection}, unless another transaction wrote its row since the read.
+     *
+     * @return false when another transaction wrote the row since (nothing is written then)
+     */
+    public boolean writeBack(Connection connection) throws SQLException {
+        try (PreparedStatement update = connection.prepareStatement(WRITE_BACK)) {
+            update.setString(1, state.wireName());
+            update.setString(2, remoteId);
+            update.setString(3, outputDigest);
+            update.setString(4, reason);
+            update.setString(5, reviewedBy);
+            update.setObject(6, OffsetDateTime.ofInstant(updatedAt, ZoneOffset.UTC));
+            update.setObject(7, id);
+            update.setLong(8, version);
+            if (update.executeUpdate() == 0) {
+                return false;
+            }
+        }
+        version++;
+        return true;
     }
 
     /** A new attempt, ready to be announced through the outbox. */

@@ -1,20 +1,35 @@
 package dev.jobapi.worker.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
+import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.worker.FakeProviderResource;
 import dev.jobapi.worker.WorkerTestSupport;
+import dev.jobapi.worker.repository.AttemptWork;
+import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.lang.reflect.RecordComponent;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.Arrays;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.hibernate.SessionFactory;
+import org.hibernate.engine.spi.SessionFactoryImplementor;
+import org.hibernate.persister.entity.EntityPersister;
 import org.junit.jupiter.api.Test;
 
 /**
- * A step loads its attempt and job with plain SQL and writes back, through a stateless session that
- * checks each row's {@code @Version}, only the rows its body changed: a row written for nothing
- * would raise its version and make a concurrent step on it run again for nothing.
+ * A step loads its attempt and job with plain SQL and writes back, each with its version checked,
+ * only the rows its body changed, and of each only the columns a step may change: a row written for
+ * nothing would raise its version and make a concurrent step on it run again for nothing, and a
+ * column written back as loaded would undo a change made since that raised no version.
  */
 @QuarkusTest
 @QuarkusTestResource(value = FakeProviderResource.class, restrictToAnnotatedClass = true)
@@ -22,6 +37,12 @@ class AttemptStepsTest extends WorkerTestSupport {
 
     @Inject
     AttemptSteps steps;
+
+    @Inject
+    AttemptWork work;
+
+    @Inject
+    SessionFactory sessions;
 
     @Test
     void aStepThatChangesNothingWritesNeitherRow() {
@@ -80,6 +101,72 @@ class AttemptStepsTest extends WorkerTestSupport {
         assertThat(runs).as("the stale write failed its version check").hasValue(2);
         assertThat(text("SELECT remote_id FROM attempt WHERE id = '" + attempt + "'"))
                 .isEqualTo("remote-second-run-2");
+    }
+
+    @Test
+    void aStepsWriteLeavesALeaseRenewedSinceTheLoadAsRenewed() {
+        UUID job = aJob("a step whose attempt had its lease renewed since the load");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        execute("UPDATE attempt SET lease_owner = 'worker-x', lease_expires_at = now() + interval '1 minute',"
+                + " version = version + 1 WHERE id = '" + attempt + "'");
+
+        steps.run(attempt, false, step -> {
+            // The heartbeat of the call, committed between the load and the write; a renewal raises no
+            // version, so nothing but the write's own columns keeps it.
+            assertThat(QuarkusTransaction.requiringNew()
+                            .call(() -> work.renewLease(attempt, "worker-x", Duration.ofHours(1))))
+                    .isTrue();
+            step.attempt().recordRemoteId("remote-after-renewal", step.now());
+            return true;
+        });
+
+        assertThat(text("SELECT remote_id FROM attempt WHERE id = '" + attempt + "'"))
+                .isEqualTo("remote-after-renewal");
+        assertThat(count("SELECT count(*) FROM attempt WHERE id = '" + attempt + "'"
+                        + " AND lease_expires_at > now() + interval '30 minutes'"))
+                .as("the renewal survives the step's write")
+                .isEqualTo(1);
+    }
+
+    @Test
+    void aStepWritesBackEveryColumnOfTheAttemptItChanged() {
+        UUID job = aJob("a step that changes every column of its attempt");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+
+        Attempt.Changeable written = steps.run(attempt, null, step -> {
+            step.attempt().recordRemoteId("remote-every", step.now());
+            step.attempt().recordOutput("sha256:every", step.now());
+            step.attempt().supersede("replaced by a reviewer", "reviewer-9", step.now());
+            return step.attempt().changeable();
+        });
+
+        Attempt.Changeable readBack =
+                steps.run(attempt, null, step -> step.attempt().changeable());
+        assertThat(readBack)
+                .usingRecursiveComparison()
+                .ignoringFields("updatedAt")
+                .isEqualTo(written);
+        // The column keeps microseconds, rounded.
+        assertThat(readBack.updatedAt()).isCloseTo(written.updatedAt(), within(1, ChronoUnit.MICROS));
+    }
+
+    @Test
+    void theAttemptsWriteBackCoversEveryColumnItsEntityMayUpdate() {
+        EntityPersister mapping = sessions.unwrap(SessionFactoryImplementor.class)
+                .getMappingMetamodel()
+                .getEntityDescriptor(Attempt.class);
+        String[] properties = mapping.getPropertyNames();
+        boolean[] updatable = mapping.getPropertyUpdateability();
+        Set<String> entityMayUpdate = IntStream.range(0, properties.length)
+                .filter(property -> updatable[property])
+                .mapToObj(property -> properties[property])
+                .filter(property -> !property.equals("version"))
+                .collect(Collectors.toSet());
+
+        assertThat(Arrays.stream(Attempt.Changeable.class.getRecordComponents())
+                        .map(RecordComponent::getName)
+                        .collect(Collectors.toSet()))
+                .isEqualTo(entityMayUpdate);
     }
 
     private String versions(UUID job, UUID attempt) {
