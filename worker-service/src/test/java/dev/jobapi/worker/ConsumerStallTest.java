@@ -22,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.function.Supplier;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -121,11 +122,28 @@ class ConsumerStallTest {
         everyMessageWorkedAndStillSubscribed(deadLettersBefore + published);
     }
 
-    /** Waits until the dead-letter queue holds {@code deadLetters}, then checks the worker is subscribed. */
+    /**
+     * Waits until the dead-letter queue holds {@code deadLetters}, then checks the worker is
+     * subscribed. When they do not all arrive, the failure says where the rest are: the node's
+     * queues with their ready and unacknowledged counts, and its channels (CI once found 35 of 40).
+     */
     private void everyMessageWorkedAndStillSubscribed(long deadLetters) {
-        await().atMost(Duration.ofSeconds(120))
-                .pollInterval(Duration.ofSeconds(1))
-                .until(() -> TestBroker.depth(broker, AttemptTopology.DEAD_LETTER_QUEUE) == deadLetters);
+        try {
+            await().atMost(Duration.ofSeconds(120))
+                    .pollInterval(Duration.ofSeconds(1))
+                    .until(() -> TestBroker.depth(broker, AttemptTopology.DEAD_LETTER_QUEUE) == deadLetters);
+        } catch (ConditionTimeoutException notAll) {
+            PrivateRabbitMq node = PrivateRabbitMqResource.node();
+            throw new AssertionError(
+                    TestBroker.depth(broker, AttemptTopology.DEAD_LETTER_QUEUE) + " dead letters of " + deadLetters
+                            + " within 120 s; the node's queues: "
+                            + node.ctl(
+                                    10, "list_queues", "name", "messages_ready", "messages_unacknowledged", "consumers")
+                            + "; its channels (status, mailbox): "
+                            + node.eval("[{P, erlang:process_info(P, [status, message_queue_len])}"
+                                    + " || P <- rabbit_channel:list()]."),
+                    notAll);
+        }
         assertThat(consumer.subscribed()).isTrue();
     }
 
