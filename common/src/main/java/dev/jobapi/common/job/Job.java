@@ -8,9 +8,13 @@ import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 import jakarta.persistence.Version;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.UUID;
 
@@ -98,6 +102,21 @@ public class Job {
     /** How many columns of a row {@link #read} reads. */
     public static final int COLUMN_COUNT = COLUMNS.length;
 
+    /**
+     * Writes back what a step may change of a job it read with {@link #read}, when its row is still
+     * at the version read, and raises the version: the compare-and-swap of {@code @Version}, for
+     * every column the entity may update ({@link Changeable}), in one statement.
+     */
+    private static final String WRITE_BACK = "UPDATE job SET state = ?, winning_attempt_id = ?, review_reason = ?,"
+            + " cancel_reason = ?, updated_at = ?, version = version + 1 WHERE id = ? AND version = ?";
+
+    /**
+     * The columns of a job that may change once it exists, as a step holds them: compared with what
+     * it held at the load, they say whether the row needs writing back, and whether the write elects.
+     */
+    public record Changeable(
+            JobState state, UUID winningAttemptId, String reviewReason, String cancelReason, Instant updatedAt) {}
+
     protected Job() {}
 
     /** The select list {@link #read} reads, each column qualified by {@code alias}. */
@@ -107,8 +126,9 @@ public class Job {
 
     /**
      * The job of a row selected with {@link #columns}, from its column {@code first} on: for a caller
-     * that reads it with plain SQL and writes it back through a stateless session, which checks its
-     * {@code @Version} (the election's compare-and-swap, rule 6).
+     * that reads it with plain SQL and writes it back with {@link #writeBack}, or, when it elected,
+     * through a stateless session, which checks its {@code @Version} (the election's
+     * compare-and-swap, rule 6).
      */
     public static Job read(ResultSet row, int first) throws SQLException {
         Job job = new Job();
@@ -160,6 +180,35 @@ public class Job {
         job.createdAt = now;
         job.updatedAt = now;
         return job;
+    }
+
+    /** What of this job may change (every column the entity may update, but its version). */
+    public Changeable changeable() {
+        return new Changeable(state, winningAttemptId, reviewReason, cancelReason, updatedAt);
+    }
+
+    /**
+     * Writes back the {@link #changeable} columns of this job, read with {@link #read}, on {@code
+     * connection}, unless another transaction wrote its row since the read. Not for the election:
+     * a write that changes the winner goes through the entity's {@code @Version} (rule 6).
+     *
+     * @return false when another transaction wrote the row since (nothing is written then)
+     */
+    public boolean writeBack(Connection connection) throws SQLException {
+        try (PreparedStatement update = connection.prepareStatement(WRITE_BACK)) {
+            update.setString(1, state.wireName());
+            update.setObject(2, winningAttemptId);
+            update.setString(3, reviewReason);
+            update.setString(4, cancelReason);
+            update.setObject(5, OffsetDateTime.ofInstant(updatedAt, ZoneOffset.UTC));
+            update.setObject(6, id);
+            update.setLong(7, version);
+            if (update.executeUpdate() == 0) {
+                return false;
+            }
+        }
+        version++;
+        return true;
     }
 
     /** A worker claimed one of the job's attempts. Idempotent when the job already runs. */

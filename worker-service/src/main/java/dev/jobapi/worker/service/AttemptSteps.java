@@ -14,24 +14,21 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.hibernate.Session;
-import org.hibernate.SessionFactory;
 import org.hibernate.StatelessSession;
-import org.hibernate.engine.spi.SessionFactoryImplementor;
-import org.hibernate.persister.entity.EntityPersister;
 import org.jboss.logging.Logger;
 
 /**
  * The one way the worker changes an attempt and its job: each step is one transaction that loads
  * the attempt and its job once (one plain SQL query, no row lock), decides from what it loaded, and
- * writes what it changed back with each row's version checked: the attempt by one plain statement,
- * the job through a stateless Hibernate session and its {@code @Version}. Each write is a
- * compare-and-swap. When another transaction changed either row in between
+ * writes what it changed back with each row's version checked: by one plain statement each, but
+ * the election, which goes through a stateless Hibernate session and the job's {@code @Version}.
+ * Each write is a compare-and-swap. When another transaction changed either row in between
  * (a second worker, the sweep, a user's action in the API), the write fails, the transaction rolls
  * back and the step runs again on what is now committed: it decides again, never on stale state.
  * Whatever the step holds in hand (a provider's answer, a paid result) survives the rerun, because it
@@ -73,7 +70,7 @@ public class AttemptSteps {
         private final Attempt attempt;
         private final Job job;
         private final Attempt.Changeable attemptAsLoaded;
-        private final Object[] jobAsLoaded;
+        private final Job.Changeable jobAsLoaded;
         private final Instant now;
         private final List<Runnable> afterCommit = new ArrayList<>();
         private byte[] storedPatch;
@@ -85,7 +82,7 @@ public class AttemptSteps {
                 Attempt attempt,
                 Attempt.Changeable attemptAsLoaded,
                 Job job,
-                Object[] jobAsLoaded,
+                Job.Changeable jobAsLoaded,
                 Instant now) {
             this.em = em;
             this.attempt = attempt;
@@ -173,15 +170,10 @@ public class AttemptSteps {
 
     private final EntityManager em;
     private final Clock clock;
-    // Hibernate's mapping of the job's row: its persistent values, for the step's dirty check.
-    private final EntityPersister jobs;
 
-    AttemptSteps(EntityManager em, SessionFactory sessions, Clock clock) {
+    AttemptSteps(EntityManager em, Clock clock) {
         this.em = em;
         this.clock = clock;
-        this.jobs = sessions.unwrap(SessionFactoryImplementor.class)
-                .getMappingMetamodel()
-                .getEntityDescriptor(Job.class);
     }
 
     /**
@@ -257,7 +249,7 @@ public class AttemptSteps {
                     }
                     Attempt attempt = Attempt.read(row, 1);
                     Job job = Job.read(row, 1 + Attempt.COLUMN_COUNT);
-                    return new Loaded(em, attempt, attempt.changeable(), job, jobs.getValues(job), clock.instant());
+                    return new Loaded(em, attempt, attempt.changeable(), job, job.changeable(), clock.instant());
                 }
             }
         });
@@ -266,23 +258,31 @@ public class AttemptSteps {
     /**
      * Writes the attempt and the job where the step changed them, each with its version checked and
      * raised: the write of a row that another transaction changed since the load fails, and the step
-     * runs again. The attempt by one plain statement ({@link Attempt#writeBack}: Hibernate's update
-     * machinery was more than half of its cost, bench/ANALYSIS.md); the job by Hibernate's
-     * stateless {@code update} of its {@code @Version}, the election's compare-and-swap (rule 6).
-     * On the session's connection, in its transaction.
+     * runs again. A write that changes the job's winner (the election, or the release of a winner
+     * the target refused) goes through Hibernate's stateless {@code update} of the job entity's
+     * {@code @Version}, the election's compare-and-swap (rule 6). Every other write is the same
+     * compare-and-swap in one plain statement ({@link Attempt#writeBack}, {@link Job#writeBack}):
+     * Hibernate's update was about 5 % of the worker's CPU a row, the statement about 1 %
+     * (bench/ANALYSIS.md). On the session's connection, in its transaction.
      */
     private void writeChanges(Loaded loaded) {
-        if (!loaded.attemptAsLoaded.equals(loaded.attempt.changeable())) {
-            Attempt attempt = loaded.attempt;
-            if (!em.unwrap(Session.class).doReturningWork(attempt::writeBack)) {
-                throw new OptimisticLockException("Attempt " + attempt.id() + " changed since this step loaded it");
-            }
+        Session session = em.unwrap(Session.class);
+        Attempt attempt = loaded.attempt;
+        if (!loaded.attemptAsLoaded.equals(attempt.changeable()) && !session.doReturningWork(attempt::writeBack)) {
+            throw new OptimisticLockException("Attempt " + attempt.id() + " changed since this step loaded it");
         }
-        if (!Arrays.deepEquals(loaded.jobAsLoaded, jobs.getValues(loaded.job))) {
+        Job job = loaded.job;
+        Job.Changeable jobNow = job.changeable();
+        if (loaded.jobAsLoaded.equals(jobNow)) {
+            return;
+        }
+        if (!Objects.equals(loaded.jobAsLoaded.winningAttemptId(), jobNow.winningAttemptId())) {
             try (StatelessSession writer =
-                    em.unwrap(Session.class).statelessWithOptions().connection().open()) {
-                writer.update(loaded.job);
+                    session.statelessWithOptions().connection().open()) {
+                writer.update(job);
             }
+        } else if (!session.doReturningWork(job::writeBack)) {
+            throw new OptimisticLockException("Job " + job.id() + " changed since this step loaded it");
         }
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.job.Job;
 import dev.jobapi.worker.FakeProviderResource;
 import dev.jobapi.worker.WorkerTestSupport;
 import dev.jobapi.worker.repository.AttemptWork;
@@ -151,22 +152,71 @@ class AttemptStepsTest extends WorkerTestSupport {
     }
 
     @Test
-    void theAttemptsWriteBackCoversEveryColumnItsEntityMayUpdate() {
+    void aChangedJobThatAnotherTransactionWroteSinceTheLoadRunsTheStepAgain() {
+        UUID job = aJob("a step whose job changed since its load");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        AtomicInteger runs = new AtomicInteger();
+
+        steps.run(attempt, false, step -> {
+            if (runs.incrementAndGet() == 1) {
+                // Committed between this run's load and its write: a second attempt's claim, say.
+                assertThat(steps.run(attempt, false, other -> {
+                            other.job().start(other.now());
+                            return true;
+                        }))
+                        .isTrue();
+            }
+            step.job().requireReview("looked at in run " + runs.get(), step.now());
+            return true;
+        });
+
+        assertThat(runs).as("the stale write failed its version check").hasValue(2);
+        assertThat(text("SELECT review_reason FROM job WHERE id = '" + job + "'"))
+                .isEqualTo("looked at in run 2");
+    }
+
+    @Test
+    void aStepWritesBackEveryColumnOfTheJobItChanged() {
+        UUID job = aJob("a step that changes every column of its job but the winner");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+
+        Job.Changeable written = steps.run(attempt, null, step -> {
+            step.job().requireReview("a person looks first", step.now());
+            step.job().expire(step.now());
+            return step.job().changeable();
+        });
+
+        Job.Changeable readBack = steps.run(attempt, null, step -> step.job().changeable());
+        assertThat(readBack)
+                .usingRecursiveComparison()
+                .ignoringFields("updatedAt")
+                .isEqualTo(written);
+        assertThat(readBack.updatedAt()).isCloseTo(written.updatedAt(), within(1, ChronoUnit.MICROS));
+    }
+
+    @Test
+    void eachWriteBackCoversEveryColumnItsEntityMayUpdate() {
+        assertThat(componentsOf(Attempt.Changeable.class)).isEqualTo(updatableBesidesTheVersion(Attempt.class));
+        assertThat(componentsOf(Job.Changeable.class)).isEqualTo(updatableBesidesTheVersion(Job.class));
+    }
+
+    private Set<String> updatableBesidesTheVersion(Class<?> entity) {
         EntityPersister mapping = sessions.unwrap(SessionFactoryImplementor.class)
                 .getMappingMetamodel()
-                .getEntityDescriptor(Attempt.class);
+                .getEntityDescriptor(entity);
         String[] properties = mapping.getPropertyNames();
         boolean[] updatable = mapping.getPropertyUpdateability();
-        Set<String> entityMayUpdate = IntStream.range(0, properties.length)
+        return IntStream.range(0, properties.length)
                 .filter(property -> updatable[property])
                 .mapToObj(property -> properties[property])
                 .filter(property -> !property.equals("version"))
                 .collect(Collectors.toSet());
+    }
 
-        assertThat(Arrays.stream(Attempt.Changeable.class.getRecordComponents())
-                        .map(RecordComponent::getName)
-                        .collect(Collectors.toSet()))
-                .isEqualTo(entityMayUpdate);
+    private static Set<String> componentsOf(Class<? extends Record> changeable) {
+        return Arrays.stream(changeable.getRecordComponents())
+                .map(RecordComponent::getName)
+                .collect(Collectors.toSet());
     }
 
     private String versions(UUID job, UUID attempt) {
