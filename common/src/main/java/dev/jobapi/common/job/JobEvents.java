@@ -1,8 +1,11 @@
 package dev.jobapi.common.job;
 
+import dev.jobapi.common.message.JobChangeNotices;
 import dev.jobapi.common.text.StoredText;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
+import jakarta.transaction.Status;
+import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
 import java.sql.Connection;
@@ -28,8 +31,10 @@ import org.hibernate.engine.spi.TransactionCompletionCallbacks.BeforeCompletionC
  * statement each as they happen: a worker's delivery records several events, and a native query each
  * cost it a quarter of its CPU (bench/ANALYSIS.md). A transaction that rolls back writes none.
  *
- * <p>Each transaction that writes also fires one {@link TimelineWritten} with its jobs, which the
- * job change notices send on after the commit, so a stream on any api process wakes.
+ * <p>Each transaction that writes also hands its jobs to the job change notices once it has
+ * committed, so a stream on any api process wakes. By a synchronization of its own, registered with
+ * the transaction: a CDI event observed after the commit cost the worker about 4 % of its CPU
+ * (ArC's notification, its request context, its own synchronization; bench/ANALYSIS.md).
  */
 @ApplicationScoped
 public class JobEvents {
@@ -53,17 +58,14 @@ public class JobEvents {
     private final EntityManager em;
     private final TransactionSynchronizationRegistry transactions;
     private final Clock clock;
-    private final jakarta.enterprise.event.Event<TimelineWritten> timelineWritten;
+    private final JobChangeNotices notices;
 
     JobEvents(
-            EntityManager em,
-            TransactionSynchronizationRegistry transactions,
-            Clock clock,
-            jakarta.enterprise.event.Event<TimelineWritten> timelineWritten) {
+            EntityManager em, TransactionSynchronizationRegistry transactions, Clock clock, JobChangeNotices notices) {
         this.em = em;
         this.transactions = transactions;
         this.clock = clock;
-        this.timelineWritten = timelineWritten;
+        this.notices = notices;
     }
 
     /** One entry of a job's timeline; {@code attemptId} is null for an event of the job as a whole. */
@@ -132,7 +134,7 @@ public class JobEvents {
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public void written(UUID jobId) {
-        timelineWritten.fire(new TimelineWritten(Set.of(jobId)));
+        announceAfterCommit(Set.of(jobId));
     }
 
     /** Appends the events in order, when the transaction commits. */
@@ -162,10 +164,28 @@ public class JobEvents {
             BeforeCompletionCallback write =
                     session -> session.doWork(connection -> insert(connection, created.events()));
             em.unwrap(SessionImplementor.class).getActionQueue().registerCallback(write);
-            timelineWritten.fire(new TimelineWritten(created.jobIds()));
+            announceAfterCommit(created.jobIds());
             pending = created;
         }
         return pending;
+    }
+
+    /**
+     * Hands {@code jobIds} to the job change notices once this transaction has committed; a rolled
+     * back write tells nobody anything. The set may still fill until the commit.
+     */
+    private void announceAfterCommit(Set<UUID> jobIds) {
+        transactions.registerInterposedSynchronization(new Synchronization() {
+            @Override
+            public void beforeCompletion() {}
+
+            @Override
+            public void afterCompletion(int status) {
+                if (status == Status.STATUS_COMMITTED) {
+                    notices.changed(jobIds);
+                }
+            }
+        });
     }
 
     private static void insert(Connection connection, List<Pending> events) throws SQLException {

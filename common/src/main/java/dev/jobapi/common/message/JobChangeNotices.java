@@ -1,11 +1,9 @@
 package dev.jobapi.common.message;
 
 import com.rabbitmq.client.AMQP;
-import dev.jobapi.common.job.TimelineWritten;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
-import jakarta.enterprise.event.TransactionPhase;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -57,8 +55,9 @@ public class JobChangeNotices {
         this.broker = broker;
     }
 
-    void afterCommit(@Observes(during = TransactionPhase.AFTER_SUCCESS) TimelineWritten written) {
-        unsent.addAll(written.jobIds());
+    /** The timelines of these jobs changed in a transaction that has committed (JobEvents). */
+    public void changed(Set<UUID> jobIds) {
+        unsent.addAll(jobIds);
         startSending();
     }
 
