@@ -148,7 +148,8 @@ mqc_up() {
     as_root mkdir -p "$d/mnesia" "$d/log"
     printf 'listeners.tcp.1 = 127.0.0.1:%s\nloopback_users = none\ncluster_partition_handling = %s\n' \
       "$(mqc_port "$i")" "$MQC_PARTITION_HANDLING" | as_root tee "$d/rabbitmq.conf" >/dev/null
-    printf '[{kernel, [{net_ticktime, %s}]}].\n' "$MQC_NET_TICKTIME" | as_root tee "$d/advanced.config" >/dev/null
+    printf '[{kernel, [{net_ticktime, %s}]}, {rabbit, [%s]}].\n' "$MQC_NET_TICKTIME" "$MQ_RABBIT_SETTINGS" \
+      | as_root tee "$d/advanced.config" >/dev/null
     printf '[].\n' | as_root tee "$d/enabled_plugins" >/dev/null
     printf 'export ERL_FLAGS="-kernel inet_dist_use_interface {127,0,0,1}"\n' | as_root tee "$d/rabbitmq-env.conf" >/dev/null
   done

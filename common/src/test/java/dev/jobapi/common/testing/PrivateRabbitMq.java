@@ -24,6 +24,14 @@ public final class PrivateRabbitMq implements AutoCloseable {
     public static final String USER = "jobapi";
     public static final String PASSWORD = "jobapi";
 
+    /**
+     * The broker settings the project deploys with (the {@code advancedConfig} of the
+     * {@code RabbitmqCluster}s in k8s/overlays, the chaos rigs' nodes; docs/design.md, "The delay
+     * queue's return"): RabbitMQ's at-least-once dead-letter worker sends again what found no queue,
+     * or was not confirmed, after 20 s instead of its default 180 s.
+     */
+    public static final String DEPLOYED_RABBIT_SETTINGS = "{dead_letter_worker_publisher_confirm_timeout, 20000}";
+
     private final String node;
     private final int amqpPort;
     private final Path base;
@@ -54,6 +62,7 @@ public final class PrivateRabbitMq implements AutoCloseable {
             Files.writeString(
                     base.resolve("rabbitmq.conf"),
                     "listeners.tcp.1 = 127.0.0.1:" + amqpPort + "\nloopback_users = none\n");
+            Files.writeString(base.resolve("advanced.config"), "[{rabbit, [" + DEPLOYED_RABBIT_SETTINGS + "]}].\n");
             Files.writeString(base.resolve("enabled_plugins"), "[].\n");
             Files.writeString(
                     base.resolve("rabbitmq-env.conf"),
@@ -140,6 +149,7 @@ public final class PrivateRabbitMq implements AutoCloseable {
                 "RABBITMQ_DIST_PORT=" + (amqpPort + 1),
                 "RABBITMQ_CONF_ENV_FILE=" + base.resolve("rabbitmq-env.conf"),
                 "RABBITMQ_CONFIG_FILE=" + base.resolve("rabbitmq.conf"),
+                "RABBITMQ_ADVANCED_CONFIG_FILE=" + base.resolve("advanced.config"),
                 "RABBITMQ_ENABLED_PLUGINS_FILE=" + base.resolve("enabled_plugins"),
                 "RABBITMQ_MNESIA_BASE=" + base.resolve("mnesia"),
                 "RABBITMQ_LOG_BASE=" + base.resolve("log"),
