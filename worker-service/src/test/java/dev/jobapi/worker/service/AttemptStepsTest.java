@@ -19,6 +19,8 @@ import java.util.Arrays;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.ObjIntConsumer;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.hibernate.SessionFactory;
@@ -84,22 +86,14 @@ class AttemptStepsTest extends WorkerTestSupport {
     void aChangedAttemptThatAnotherTransactionWroteSinceTheLoadRunsTheStepAgain() {
         UUID job = aJob("a step whose attempt changed since its load");
         UUID attempt = aStartingAttempt(job, "fake-a");
-        AtomicInteger runs = new AtomicInteger();
 
-        steps.run(attempt, false, step -> {
-            if (runs.incrementAndGet() == 1) {
-                // Committed between this run's load and its write: a reviewer's note, say.
-                assertThat(steps.run(attempt, false, other -> {
-                            other.attempt().recordRemoteId("remote-first", other.now());
-                            return true;
-                        }))
-                        .isTrue();
-            }
-            step.attempt().recordRemoteId("remote-second-run-" + runs.get(), step.now());
-            return true;
-        });
+        // The concurrent write: a reviewer's note, say.
+        int runs = runsOfAStepWrittenConcurrentlyInItsFirstRun(
+                attempt,
+                other -> other.attempt().recordRemoteId("remote-first", other.now()),
+                (step, run) -> step.attempt().recordRemoteId("remote-second-run-" + run, step.now()));
 
-        assertThat(runs).as("the stale write failed its version check").hasValue(2);
+        assertThat(runs).as("the stale write failed its version check").isEqualTo(2);
         assertThat(text("SELECT remote_id FROM attempt WHERE id = '" + attempt + "'"))
                 .isEqualTo("remote-second-run-2");
     }
@@ -155,24 +149,36 @@ class AttemptStepsTest extends WorkerTestSupport {
     void aChangedJobThatAnotherTransactionWroteSinceTheLoadRunsTheStepAgain() {
         UUID job = aJob("a step whose job changed since its load");
         UUID attempt = aStartingAttempt(job, "fake-a");
-        AtomicInteger runs = new AtomicInteger();
 
+        // The concurrent write: a second attempt's claim, say.
+        int runs = runsOfAStepWrittenConcurrentlyInItsFirstRun(
+                attempt, other -> other.job().start(other.now()), (step, run) -> step.job()
+                        .requireReview("looked at in run " + run, step.now()));
+
+        assertThat(runs).as("the stale write failed its version check").isEqualTo(2);
+        assertThat(text("SELECT review_reason FROM job WHERE id = '" + job + "'"))
+                .isEqualTo("looked at in run 2");
+    }
+
+    /**
+     * Runs a step that makes {@code change} (told which run it is); in its first run, between the
+     * step's load and its write, another step commits {@code concurrently}. Returns how many runs it took.
+     */
+    private int runsOfAStepWrittenConcurrentlyInItsFirstRun(
+            UUID attempt, Consumer<AttemptSteps.Loaded> concurrently, ObjIntConsumer<AttemptSteps.Loaded> change) {
+        AtomicInteger runs = new AtomicInteger();
         steps.run(attempt, false, step -> {
             if (runs.incrementAndGet() == 1) {
-                // Committed between this run's load and its write: a second attempt's claim, say.
                 assertThat(steps.run(attempt, false, other -> {
-                            other.job().start(other.now());
+                            concurrently.accept(other);
                             return true;
                         }))
                         .isTrue();
             }
-            step.job().requireReview("looked at in run " + runs.get(), step.now());
+            change.accept(step, runs.get());
             return true;
         });
-
-        assertThat(runs).as("the stale write failed its version check").hasValue(2);
-        assertThat(text("SELECT review_reason FROM job WHERE id = '" + job + "'"))
-                .isEqualTo("looked at in run 2");
+        return runs.get();
     }
 
     @Test
