@@ -120,8 +120,57 @@ class JobEventsTest extends ApiTestSupport {
                 .isEqualTo(2);
     }
 
+    /**
+     * Every timeline and outbox row carries its own job's owner, whoever wrote it: the feed's and the
+     * webhooks' one-owner reads rest on it. Intake's statement and JobEvents take it from the job
+     * (V32), here for two owners' jobs in one transaction; a writer that leaves it out gets it from
+     * the trigger.
+     */
+    @Test
+    void everyRowCarriesItsOwnJobsOwnerWhoeverWroteIt() {
+        UUID alices = aJobOf("alice");
+        UUID bobs = aJobOf("bob");
+
+        QuarkusTransaction.requiringNew().run(() -> {
+            events.record(alices, null, JobEventKind.JOB_NEEDS_REVIEW, "first");
+            events.record(bobs, null, JobEventKind.JOB_NEEDS_REVIEW, "second");
+        });
+        execute("INSERT INTO job_event (job_id, at, kind, detail) VALUES ('" + bobs + "', now(), '"
+                + JobEventKind.JOB_CANCELLED.wireName() + "', 'third')");
+
+        for (UUID job : List.of(alices, bobs)) {
+            String owner = job.equals(alices) ? "alice" : "bob";
+            assertThat(count("SELECT count(*) FROM job_event WHERE job_id = '" + job + "'"))
+                    .as("intake's two rows and the ones written here")
+                    .isEqualTo(job.equals(alices) ? 3 : 4);
+            assertThat(count("SELECT count(*) FROM job_event WHERE job_id = '" + job + "' AND owner_id = '" + owner
+                            + "'"))
+                    .as("rows of %s's job that carry %s as their owner", owner, owner)
+                    .isEqualTo(job.equals(alices) ? 3 : 4);
+            assertThat(text("SELECT string_agg(owner_id, ',') FROM outbox WHERE job_id = '" + job + "'"))
+                    .isEqualTo(owner);
+        }
+    }
+
+    /** A row of a job that does not exist is refused, and its transaction with it. */
+    @Test
+    void anEventOfAJobThatDoesNotExistIsRefused() {
+        UUID nobodys = UUID.randomUUID();
+
+        assertThatThrownBy(() -> QuarkusTransaction.requiringNew()
+                        .run(() -> events.record(nobodys, null, JobEventKind.JOB_NEEDS_REVIEW, "first")))
+                .isInstanceOf(RuntimeException.class);
+
+        assertThat(count("SELECT count(*) FROM job_event WHERE job_id = '" + nobodys + "'"))
+                .isZero();
+    }
+
     private UUID aJob() {
-        return UUID.fromString(createJob(Tokens.user("alice"), "events-" + UUID.randomUUID(), JOB_BODY)
+        return aJobOf("alice");
+    }
+
+    private UUID aJobOf(String owner) {
+        return UUID.fromString(createJob(Tokens.user(owner), "events-" + UUID.randomUUID(), JOB_BODY)
                 .then()
                 .statusCode(201)
                 .extract()

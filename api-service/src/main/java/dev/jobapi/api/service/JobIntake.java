@@ -199,9 +199,8 @@ public class JobIntake {
     /**
      * One data-modifying statement: each part inserts from the rows the part before it returned, so
      * a conflicting key stops them all. The attempt, its outbox row and the timeline take the job's
-     * time; the timeline rows go in the order a person reads them. The owner triggers of outbox and
-     * job_event (V25, V26) find the job inserted by the same statement: a row trigger's queries see
-     * the rows its statement wrote before.
+     * time and its owner (which spares them the owner triggers, V32); the timeline rows go in the
+     * order a person reads them.
      */
     private static final String INSERT_JOB_WITH_FIRST_ATTEMPT = "WITH new_job AS ("
             + "INSERT INTO job (id, owner_id, idempotency_key, input_digest, input, provider, fallback_providers,"
@@ -214,17 +213,19 @@ public class JobIntake {
             + " ?::text AS input, ?::text AS provider, ?::text AS fallback, ?::timestamptz AS at,"
             + " ?::text AS prompt_preview, ?::text AS repository_preview, ?::text AS base_ref_preview,"
             + " ?::timestamptz AS deadline) given"
-            + " ON CONFLICT (owner_id, idempotency_key) DO NOTHING RETURNING id, provider, created_at),"
+            + " ON CONFLICT (owner_id, idempotency_key) DO NOTHING RETURNING id, owner_id, provider, created_at),"
             + " new_attempt AS (INSERT INTO attempt (id, job_id, provider, state, request_key, version, created_at,"
             + " updated_at) SELECT ?::uuid, id, provider, ?::text, ?::text, 0, created_at, created_at FROM new_job"
             + " RETURNING id, job_id, created_at),"
-            + " new_outbox AS (INSERT INTO outbox (attempt_id, job_id, created_at, traceparent, tracestate, request_id)"
-            + " SELECT id, job_id, created_at, ?::text, ?::text, ?::text FROM new_attempt),"
-            + " new_events AS (INSERT INTO job_event (job_id, attempt_id, at, kind, detail)"
-            + " SELECT job_id, attempt_id, at, kind, detail FROM ("
-            + "SELECT 1 AS place, id AS job_id, NULL::uuid AS attempt_id, created_at AS at, ?::text AS kind,"
+            + " new_outbox AS (INSERT INTO outbox (attempt_id, job_id, owner_id, created_at, traceparent, tracestate,"
+            + " request_id) SELECT new_attempt.id, job_id, owner_id, new_attempt.created_at, ?::text, ?::text, ?::text"
+            + " FROM new_attempt JOIN new_job ON new_job.id = new_attempt.job_id),"
+            + " new_events AS (INSERT INTO job_event (job_id, owner_id, attempt_id, at, kind, detail)"
+            + " SELECT job_id, owner_id, attempt_id, at, kind, detail FROM ("
+            + "SELECT 1 AS place, id AS job_id, owner_id, NULL::uuid AS attempt_id, created_at AS at, ?::text AS kind,"
             + " ?::text AS detail FROM new_job"
-            + " UNION ALL SELECT 2, job_id, id, created_at, ?::text, ?::text FROM new_attempt) timeline"
+            + " UNION ALL SELECT 2, job_id, owner_id, new_attempt.id, new_attempt.created_at, ?::text, ?::text"
+            + " FROM new_attempt JOIN new_job ON new_job.id = new_attempt.job_id) timeline"
             + " ORDER BY place)"
             + " SELECT EXISTS (SELECT 1 FROM new_job)";
 }
