@@ -14,12 +14,14 @@ import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.lang.reflect.RecordComponent;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.ObjIntConsumer;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -135,14 +137,8 @@ class AttemptStepsTest extends WorkerTestSupport {
             return step.attempt().changeable();
         });
 
-        Attempt.Changeable readBack =
-                steps.run(attempt, null, step -> step.attempt().changeable());
-        assertThat(readBack)
-                .usingRecursiveComparison()
-                .ignoringFields("updatedAt")
-                .isEqualTo(written);
-        // The column keeps microseconds, rounded.
-        assertThat(readBack.updatedAt()).isCloseTo(written.updatedAt(), within(1, ChronoUnit.MICROS));
+        assertWrittenBack(
+                steps.run(attempt, null, step -> step.attempt().changeable()), written, Attempt.Changeable::updatedAt);
     }
 
     @Test
@@ -192,12 +188,18 @@ class AttemptStepsTest extends WorkerTestSupport {
             return step.job().changeable();
         });
 
-        Job.Changeable readBack = steps.run(attempt, null, step -> step.job().changeable());
+        assertWrittenBack(
+                steps.run(attempt, null, step -> step.job().changeable()), written, Job.Changeable::updatedAt);
+    }
+
+    /** What a later step reads back is what the step wrote, its update time to the microsecond. */
+    private static <T extends Record> void assertWrittenBack(T readBack, T written, Function<T, Instant> updatedAt) {
         assertThat(readBack)
                 .usingRecursiveComparison()
                 .ignoringFields("updatedAt")
                 .isEqualTo(written);
-        assertThat(readBack.updatedAt()).isCloseTo(written.updatedAt(), within(1, ChronoUnit.MICROS));
+        // The column keeps microseconds, rounded.
+        assertThat(updatedAt.apply(readBack)).isCloseTo(updatedAt.apply(written), within(1, ChronoUnit.MICROS));
     }
 
     @Test
