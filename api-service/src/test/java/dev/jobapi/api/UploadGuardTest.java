@@ -105,8 +105,11 @@ class UploadGuardTest extends ApiTestSupport {
                 lock.execute("LOCK TABLE job IN SHARE ROW EXCLUSIVE MODE");
             }
             created = CompletableFuture.supplyAsync(() -> createJob(Tokens.user("alice"), "slow-endpoint", JOB_BODY));
-            Thread.sleep(4_500);
-            assertThat(created).isNotDone();
+            // Held past the body deadline: no answer in 4.5 s.
+            Awaitility.await()
+                    .during(Duration.ofMillis(4_500))
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() -> !created.isDone());
             db.commit();
         }
         Response answer = created.get(30, TimeUnit.SECONDS);

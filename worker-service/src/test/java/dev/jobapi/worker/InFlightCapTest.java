@@ -13,7 +13,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -114,26 +116,17 @@ class InFlightCapTest extends WorkerTestSupport {
      */
     private long mostInFlightUntilDone(String inFlight, List<UUID> jobs) throws Exception {
         AtomicLong most = new AtomicLong();
-        AtomicBoolean done = new AtomicBoolean();
-        Thread sampler = new Thread(() -> {
-            while (!done.get()) {
-                most.accumulateAndGet(count(inFlight), Math::max);
-                try {
-                    Thread.sleep(10);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        });
-        sampler.start();
+        ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
+        sampler.scheduleWithFixedDelay(
+                () -> most.accumulateAndGet(count(inFlight), Math::max), 0, 10, TimeUnit.MILLISECONDS);
         try {
             await().atMost(PATIENCE).pollInterval(Duration.ofMillis(200)).until(() -> {
                 relayOutbox();
                 return jobs.stream().allMatch(job -> "completed".equals(jobState(job)));
             });
         } finally {
-            done.set(true);
-            sampler.join();
+            sampler.shutdown();
+            assertThat(sampler.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
         }
         return most.get();
     }

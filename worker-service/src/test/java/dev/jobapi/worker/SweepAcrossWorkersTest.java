@@ -1,7 +1,9 @@
 package dev.jobapi.worker;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import dev.jobapi.common.health.LoopHeartbeats;
 import dev.jobapi.worker.repository.AttemptWork;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.scheduler.Scheduler;
@@ -39,13 +41,23 @@ class SweepAcrossWorkersTest extends WorkerTestSupport {
     @Inject
     Scheduler scheduler;
 
+    @Inject
+    LoopHeartbeats heartbeats;
+
     @BeforeEach
-    void onlyThisTestSweeps() throws InterruptedException {
+    void onlyThisTestSweeps() {
         scheduler.pause("reconciler");
         // The pause stops the next rounds, not one under way: the first round of an application just
         // started (another test profile ran before) can take a second, and announced this test's
         // stranded attempts before its own sweeps looked (seen once, run after TracingTest).
-        Thread.sleep(2_000);
+        await().atMost(Duration.ofMinutes(1)).until(this::noRoundUnderWay);
+    }
+
+    /** Whether the round the scheduler started last has finished: its heartbeat came after. */
+    private boolean noRoundUnderWay() {
+        Instant started = scheduler.getScheduledJob("reconciler").getPreviousFireTime();
+        Instant lastBeat = Instant.now().minus(heartbeats.ages().get("reconciler"));
+        return started == null || lastBeat.isAfter(started);
     }
 
     @AfterEach
