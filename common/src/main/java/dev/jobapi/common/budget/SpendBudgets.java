@@ -188,6 +188,26 @@ public class SpendBudgets {
     }
 
     /**
+     * What a reservation is decided on, read by the claim with its other conditions in one statement
+     * (the worker's {@code ClaimConditions}): the price in force for the call's provider and model,
+     * and the budgets the owner's operator set ({@link #SET_BUDGETS}), the defaults not yet added.
+     */
+    public record Terms(Optional<Price> price, List<SetBudget> setBudgets) {}
+
+    /** A provider's price per million tokens, as {@code provider_price} holds it. */
+    public record Price(long id, BigDecimal inputUsdPerMtok, BigDecimal outputUsdPerMtok) {
+        BigDecimal mostFor(long promptTokens, int outputTokens) {
+            return inputUsdPerMtok
+                    .multiply(BigDecimal.valueOf(promptTokens))
+                    .add(outputUsdPerMtok.multiply(BigDecimal.valueOf(outputTokens)))
+                    .divide(MILLION, 6, RoundingMode.UP);
+        }
+    }
+
+    /** One row of {@code spend_budget}: a budget an operator set for an owner. */
+    public record SetBudget(String period, String provider, BigDecimal limitUsd, int softPercent) {}
+
+    /**
      * Reserves the most a call to {@code provider} can cost, in every budget that holds it: the
      * owner's for every provider and those for {@code provider}. {@code promptTokensAtMost} bounds
      * its prompt's tokens (the caller counts the prompt's bytes: no token is shorter than a byte) and
@@ -196,19 +216,25 @@ public class SpendBudgets {
      * {@link Budget#LOCK_ORDER}, the order the settling triggers lock them in too.
      */
     public Reservation reserve(
-            String ownerId, String provider, String model, long promptTokensAtMost, int maxTokens, Instant now) {
+            String ownerId,
+            String provider,
+            String model,
+            long promptTokensAtMost,
+            int maxTokens,
+            Instant now,
+            Terms terms) {
+        List<Budget> budgets = withDefaults(terms.setBudgets()).stream()
+                .filter(budget -> budget.holds(provider))
+                .toList();
+        Optional<Price> price = terms.price();
+        if (budgets.isEmpty()) {
+            return new Reserved(price.map(Price::id).orElse(null), null, List.of());
+        }
+        if (price.isEmpty()) {
+            return new Unpriced(provider, model);
+        }
+        BigDecimal amount = price.get().mostFor(promptTokensAtMost, maxTokens);
         return em.unwrap(Session.class).doReturningWork(connection -> {
-            Optional<Price> price = price(connection, provider, model, now);
-            List<Budget> budgets = budgets(connection, ownerId).stream()
-                    .filter(budget -> budget.holds(provider))
-                    .toList();
-            if (budgets.isEmpty()) {
-                return new Reserved(price.map(Price::id).orElse(null), null, List.of());
-            }
-            if (price.isEmpty()) {
-                return new Unpriced(provider, model);
-            }
-            BigDecimal amount = price.get().mostFor(promptTokensAtMost, maxTokens);
             List<Standing> reserved = new ArrayList<>();
             for (Budget budget : budgets) {
                 LocalDate startsOn = budget.period().startOf(now);
@@ -257,7 +283,7 @@ public class SpendBudgets {
     private List<Standing> standings(String ownerId, Predicate<Budget> which, Instant now) {
         return em.unwrap(Session.class).doReturningWork(connection -> {
             List<Standing> out = new ArrayList<>();
-            for (Budget budget : budgets(connection, ownerId)) {
+            for (Budget budget : withDefaults(setBudgets(connection, ownerId))) {
                 if (which.test(budget)) {
                     out.add(standing(
                             connection, ownerId, budget, budget.period().startOf(now)));
@@ -267,30 +293,21 @@ public class SpendBudgets {
         });
     }
 
-    private record Price(long id, BigDecimal inputUsdPerMtok, BigDecimal outputUsdPerMtok) {
-        BigDecimal mostFor(long promptTokens, int outputTokens) {
-            return inputUsdPerMtok
-                    .multiply(BigDecimal.valueOf(promptTokens))
-                    .add(outputUsdPerMtok.multiply(BigDecimal.valueOf(outputTokens)))
-                    .divide(MILLION, 6, RoundingMode.UP);
-        }
-    }
+    /** The budgets an operator set for an owner; parameter 1 is the owner. */
+    public static final String SET_BUDGETS =
+            "SELECT period, provider, limit_usd, soft_percent FROM spend_budget WHERE owner_id = ?";
 
-    private static Optional<Price> price(Connection connection, String provider, String model, Instant now)
-            throws SQLException {
-        try (PreparedStatement select =
-                connection.prepareStatement("SELECT id, input_usd_per_mtok, output_usd_per_mtok FROM provider_price"
-                        + " WHERE provider = ? AND model = ? AND effective_from <= ?"
-                        + " ORDER BY effective_from DESC, id DESC LIMIT 1")) {
-            select.setString(1, provider);
-            select.setString(2, model);
-            select.setObject(3, now.atOffset(ZoneOffset.UTC));
+    private static List<SetBudget> setBudgets(Connection connection, String ownerId) throws SQLException {
+        List<SetBudget> out = new ArrayList<>();
+        try (PreparedStatement select = connection.prepareStatement(SET_BUDGETS)) {
+            select.setString(1, ownerId);
             try (ResultSet row = select.executeQuery()) {
-                return row.next()
-                        ? Optional.of(new Price(row.getLong(1), row.getBigDecimal(2), row.getBigDecimal(3)))
-                        : Optional.empty();
+                while (row.next()) {
+                    out.add(new SetBudget(row.getString(1), row.getString(2), row.getBigDecimal(3), row.getInt(4)));
+                }
             }
         }
+        return out;
     }
 
     /**
@@ -298,25 +315,19 @@ public class SpendBudgets {
      * each replaced by the operator's budget of every provider for its period, and the operator's
      * budgets for one provider.
      */
-    private List<Budget> budgets(Connection connection, String ownerId) throws SQLException {
+    private List<Budget> withDefaults(List<SetBudget> set) {
         List<Budget> out = new ArrayList<>();
         for (Period period : Period.values()) {
             Optional<BigDecimal> fallback = period == Period.DAY ? config.dayUsd() : config.monthUsd();
             fallback.ifPresent(limit -> out.add(new Budget(period, null, limit, config.softPercent(), true)));
         }
-        try (PreparedStatement select = connection.prepareStatement(
-                "SELECT period, provider, limit_usd, soft_percent FROM spend_budget WHERE owner_id = ?")) {
-            select.setString(1, ownerId);
-            try (ResultSet row = select.executeQuery()) {
-                while (row.next()) {
-                    Period period = Period.fromWireName(row.getString(1)).orElseThrow();
-                    String provider = row.getString(2).equals(EVERY_PROVIDER) ? null : row.getString(2);
-                    if (provider == null) {
-                        out.removeIf(b -> b.period() == period && b.provider() == null);
-                    }
-                    out.add(new Budget(period, provider, row.getBigDecimal(3), row.getInt(4), false));
-                }
+        for (SetBudget row : set) {
+            Period period = Period.fromWireName(row.period()).orElseThrow();
+            String provider = row.provider().equals(EVERY_PROVIDER) ? null : row.provider();
+            if (provider == null) {
+                out.removeIf(b -> b.period() == period && b.provider() == null);
             }
+            out.add(new Budget(period, provider, row.limitUsd(), row.softPercent(), false));
         }
         out.sort(Budget.LOCK_ORDER);
         return out;

@@ -48,9 +48,13 @@ public class InFlightCaps {
         this.config = config;
     }
 
-    /** In the claim's transaction: why this call may not go now, if a cap is reached. */
+    /**
+     * In the claim's transaction: why this call may not go now, if a cap is reached.
+     * {@code ownersSetCap} is the cap an operator set for the owner ({@code owner_share}), as the
+     * claim read it; without one the configured default holds.
+     */
     @Transactional(Transactional.TxType.MANDATORY)
-    public Optional<String> refusal(String provider, String owner) {
+    public Optional<String> refusal(String provider, String owner, Optional<Integer> ownersSetCap) {
         return session().doReturningWork(connection -> {
             Optional<Integer> providerCap = providerCap(provider);
             if (providerCap.isPresent()) {
@@ -61,7 +65,8 @@ public class InFlightCaps {
                     return Optional.of("provider " + provider + " has " + calls + " calls in flight, its cap");
                 }
             }
-            Optional<Integer> ownerCap = ownerCap(connection, owner);
+            Optional<Integer> ownerCap =
+                    ownersSetCap.or(() -> config.providerGate().ownerMaxInFlight());
             if (ownerCap.isPresent()) {
                 lock(connection, "in-flight owner", owner);
                 long calls = count(
@@ -143,19 +148,6 @@ public class InFlightCaps {
     private Optional<Integer> providerCap(String provider) {
         WorkerConfig.Provider settings = config.provider().get(provider);
         return settings == null ? Optional.empty() : settings.maxInFlight();
-    }
-
-    private Optional<Integer> ownerCap(Connection connection, String owner) throws SQLException {
-        try (PreparedStatement read =
-                connection.prepareStatement("SELECT max_in_flight FROM owner_share WHERE owner_id = ?")) {
-            read.setString(1, owner);
-            try (ResultSet row = read.executeQuery()) {
-                if (row.next() && row.getObject(1) != null) {
-                    return Optional.of(row.getInt(1));
-                }
-            }
-        }
-        return config.providerGate().ownerMaxInFlight();
     }
 
     private static void lock(Connection connection, String what, String name) throws SQLException {

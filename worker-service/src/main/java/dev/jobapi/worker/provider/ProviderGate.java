@@ -23,6 +23,7 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -109,48 +110,57 @@ public class ProviderGate implements AnnouncedLimits {
     }
 
     /**
-     * In the claim's transaction: whether this attempt's call may go now. An open breaker whose time
-     * is up, or a half-open one with a probe call left, gives this attempt a probe. A call that
-     * may go is counted in the provider's minute when it has a per-minute limit, at
-     * {@code tokensAtMost}; one that does not fit holds the provider's calls until the next minute.
+     * The provider's row of {@code provider_health} as the claim read it, with its other conditions
+     * in one statement (the worker's {@code ClaimConditions}); {@code limitedNow}: its announced
+     * limit holds at the database's time of the read.
+     */
+    public record Health(
+            String state,
+            OffsetDateTime limitedUntil,
+            boolean limitedNow,
+            String limitReason,
+            OffsetDateTime retryAt,
+            String lastFault) {}
+
+    /** The columns of {@link Health}, in its order, of the provider's row aliased {@code h}. */
+    public static final String HEALTH_COLUMNS = "h.state, h.limited_until, h.limited_until > statement_timestamp(),"
+            + " h.limit_reason, h.retry_at, h.last_fault";
+
+    /**
+     * In the claim's transaction: whether this attempt's call may go now, by the provider's
+     * {@code health} as read (empty: no call of it counted yet). An open breaker whose time is up,
+     * or a half-open one with a probe call left, gives this attempt a probe. A call that may go is
+     * counted in the provider's minute when it has a per-minute limit, at {@code tokensAtMost}; one
+     * that does not fit holds the provider's calls until the next minute.
      */
     @Transactional(Transactional.TxType.MANDATORY)
-    public Verdict verdict(String provider, UUID attemptId, long tokensAtMost) {
+    public Verdict verdict(String provider, UUID attemptId, long tokensAtMost, Optional<Health> health) {
         return session().doReturningWork(connection -> {
-            try (PreparedStatement read = connection.prepareStatement("SELECT state, limited_until,"
-                    + " limited_until > statement_timestamp(), limit_reason, retry_at, last_fault"
-                    + " FROM provider_health WHERE provider = ?")) {
-                read.setString(1, provider);
-                try (ResultSet row = read.executeQuery()) {
-                    if (!row.next()) {
-                        return countInMinute(connection, provider, tokensAtMost, false, attemptId);
-                    }
-                    if (row.getBoolean(3)) {
-                        return new Held(
-                                HoldCause.RATE_LIMIT,
-                                "provider " + provider + "'s calls are held until "
-                                        + row.getObject(2, OffsetDateTime.class).toInstant() + " ("
-                                        + row.getString(4) + ")");
-                    }
-                    BreakerState state = BreakerState.fromWireName(row.getString(1));
-                    if (state == BreakerState.CLOSED) {
-                        return countInMinute(connection, provider, tokensAtMost, false, attemptId);
-                    }
-                    if (takeProbe(connection, provider, attemptId)) {
-                        LOG.infof("Attempt %s probes provider %s's %s breaker", attemptId, provider, state.wireName());
-                        return countInMinute(connection, provider, tokensAtMost, true, attemptId);
-                    }
-                    return new Held(
-                            HoldCause.BREAKER,
-                            state == BreakerState.OPEN
-                                    ? "provider " + provider + "'s circuit breaker is open until "
-                                            + row.getObject(5, OffsetDateTime.class)
-                                                    .toInstant() + " (last fault: "
-                                            + row.getString(6) + ")"
-                                    : "provider " + provider + "'s circuit breaker is half open and its "
-                                            + settings.probeCalls() + " probe calls are taken");
-                }
+            if (health.isEmpty()) {
+                return countInMinute(connection, provider, tokensAtMost, false, attemptId);
             }
+            Health row = health.get();
+            if (row.limitedNow()) {
+                return new Held(
+                        HoldCause.RATE_LIMIT,
+                        "provider " + provider + "'s calls are held until "
+                                + row.limitedUntil().toInstant() + " (" + row.limitReason() + ")");
+            }
+            BreakerState state = BreakerState.fromWireName(row.state());
+            if (state == BreakerState.CLOSED) {
+                return countInMinute(connection, provider, tokensAtMost, false, attemptId);
+            }
+            if (takeProbe(connection, provider, attemptId)) {
+                LOG.infof("Attempt %s probes provider %s's %s breaker", attemptId, provider, state.wireName());
+                return countInMinute(connection, provider, tokensAtMost, true, attemptId);
+            }
+            return new Held(
+                    HoldCause.BREAKER,
+                    state == BreakerState.OPEN
+                            ? "provider " + provider + "'s circuit breaker is open until "
+                                    + row.retryAt().toInstant() + " (last fault: " + row.lastFault() + ")"
+                            : "provider " + provider + "'s circuit breaker is half open and its "
+                                    + settings.probeCalls() + " probe calls are taken");
         });
     }
 

@@ -71,6 +71,7 @@ public class ClaimStep {
     private final JobEvents events;
     private final CallbackInbox callbacks;
     private final LeaseKeeper leases;
+    private final ClaimConditions claimConditions;
     private final SpendBudgets spend;
     private final ProviderGate gate;
     private final InFlightCaps caps;
@@ -87,6 +88,7 @@ public class ClaimStep {
             JobEvents events,
             CallbackInbox callbacks,
             LeaseKeeper leases,
+            ClaimConditions claimConditions,
             SpendBudgets spend,
             ProviderGate gate,
             InFlightCaps caps,
@@ -100,6 +102,7 @@ public class ClaimStep {
         this.events = events;
         this.callbacks = callbacks;
         this.leases = leases;
+        this.claimConditions = claimConditions;
         this.spend = spend;
         this.gate = gate;
         this.caps = caps;
@@ -153,7 +156,9 @@ public class ClaimStep {
                 expire(step);
                 return Decision.NOTHING;
             }
-            if (work.providerPaused(attempt.provider())) {
+            ClaimConditions.Read conditions =
+                    claimConditions.read(attempt.provider(), model(attempt), job.ownerId(), step.now());
+            if (conditions.providerPaused()) {
                 hold(step, HoldCause.PAUSED, "provider " + attempt.provider() + " is paused by an operator");
                 return Decision.NOTHING;
             }
@@ -163,19 +168,22 @@ public class ClaimStep {
             // CI's SpendBudgetTest waited 190 rounds.
             String prompt = prompt(job);
             long promptTokensAtMost = prompt.getBytes(StandardCharsets.UTF_8).length + MESSAGE_FRAMING_TOKENS;
-            SpendBudgets.Reserved reserved = reserve(step, promptTokensAtMost);
+            SpendBudgets.Reserved reserved = reserve(step, promptTokensAtMost, conditions.spendTerms());
             if (reserved == null) {
                 return Decision.NOTHING;
             }
-            Optional<String> capped = caps.refusal(attempt.provider(), job.ownerId());
+            Optional<String> capped = caps.refusal(attempt.provider(), job.ownerId(), conditions.ownersSetCap());
             if (capped.isPresent()) {
                 spend.release(job.ownerId(), reserved);
                 holdForCap(step, capped.get());
                 metrics.attemptHeld(attempt.provider(), HoldCause.IN_FLIGHT_CAP);
                 return Decision.NOTHING;
             }
-            ProviderGate.Verdict verdict =
-                    gate.verdict(attempt.provider(), attempt.id(), promptTokensAtMost + maxTokens(attempt));
+            ProviderGate.Verdict verdict = gate.verdict(
+                    attempt.provider(),
+                    attempt.id(),
+                    promptTokensAtMost + maxTokens(attempt),
+                    conditions.providerHealth());
             if (verdict instanceof ProviderGate.Held held) {
                 spend.release(job.ownerId(), reserved);
                 hold(step, held.cause(), held.reason());
@@ -192,17 +200,17 @@ public class ClaimStep {
      * Reserves the call's most expensive outcome in the owner's money budgets (rule 20), or refuses
      * the attempt for them: null then, the attempt failed without a request.
      */
-    private SpendBudgets.Reserved reserve(Loaded step, long promptTokensAtMost) {
+    private SpendBudgets.Reserved reserve(Loaded step, long promptTokensAtMost, SpendBudgets.Terms terms) {
         Attempt attempt = step.attempt();
         Job job = step.job();
-        WorkerConfig.Provider settings = config.provider().get(attempt.provider());
         SpendBudgets.Reservation reservation = spend.reserve(
                 job.ownerId(),
                 attempt.provider(),
-                settings == null ? "" : settings.model(),
+                model(attempt),
                 promptTokensAtMost,
                 maxTokens(attempt),
-                step.now());
+                step.now(),
+                terms);
         if (reservation instanceof SpendBudgets.Refused refused) {
             refuseForSpend(step, refused.reason());
             return null;
@@ -212,6 +220,12 @@ public class ClaimStep {
             return null;
         }
         return (SpendBudgets.Reserved) reservation;
+    }
+
+    /** The model the attempt's provider is configured to call. */
+    private String model(Attempt attempt) {
+        WorkerConfig.Provider settings = config.provider().get(attempt.provider());
+        return settings == null ? "" : settings.model();
     }
 
     /** The most tokens the provider may answer with: its configured cap, sent with the request. */
