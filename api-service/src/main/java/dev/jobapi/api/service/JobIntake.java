@@ -7,6 +7,7 @@ import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.budget.SpendBudgets;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
@@ -132,13 +133,15 @@ public class JobIntake {
                 deadlineAt,
                 now);
         Attempt first = Attempt.starting(job.id(), provider, null, null, now);
-        if (!insertJobWithFirstAttempt(job, first, preview, fallbackList, idempotencyKey)) {
+        Optional<List<SpendBudgets.SetBudget>> setBudgets =
+                insertJobWithFirstAttempt(job, first, preview, fallbackList, idempotencyKey);
+        if (setBudgets.isEmpty()) {
             // Nothing written: this owner used this key before. Same canonical body: the same job. Else refuse.
             return replayOf(caller, idempotencyKey, bodyDigest)
                     .orElseThrow(() -> new IllegalStateException("Conflicting job vanished: " + idempotencyKey));
         }
         // Only a new job's attempt counts against the budget; a refusal rolls the whole insert back.
-        Optional<StartRefusal> refusal = starts.refusalAt(caller.subject(), provider);
+        Optional<StartRefusal> refusal = starts.refusalAt(caller.subject(), provider, setBudgets.get());
         if (refusal.isPresent()) {
             throw StartRefusals.problem(refusal.get());
         }
@@ -151,13 +154,15 @@ public class JobIntake {
 
     /**
      * The job, its first attempt, the attempt's outbox row (rule 3) and the two timeline rows, in one
-     * statement and one round trip, nothing read back. The job's insert is {@code ON CONFLICT (owner_id,
+     * statement and one round trip, which also reads the money budgets an operator set for the owner,
+     * for the budget's early refusal. The job's insert is {@code ON CONFLICT (owner_id,
      * idempotency_key) DO NOTHING}: a concurrent insert of the same key waits for the first one to
      * commit, then inserts no job, and so no attempt, no outbox row and no events either.
      *
-     * @return false when this owner's key made a job before, and nothing was written
+     * @return the owner's set budgets; empty when this owner's key made a job before, and nothing was
+     *     written
      */
-    private boolean insertJobWithFirstAttempt(
+    private Optional<List<SpendBudgets.SetBudget>> insertJobWithFirstAttempt(
             Job job, Attempt first, JobSummary.InputPreview preview, String fallbackList, String idempotencyKey) {
         OutboxWriter.Origin origin = outbox.origin();
         return em.unwrap(Session.class).doReturningWork(connection -> {
@@ -189,8 +194,12 @@ public class JobIntake {
                 insert.setString(++i, StoredText.of("Idempotency-Key " + idempotencyKey + ", owner " + job.ownerId()));
                 insert.setString(++i, JobEventKind.ATTEMPT_REQUESTED.wireName());
                 insert.setString(++i, StoredText.of("provider " + job.provider()));
+                insert.setString(++i, job.ownerId());
                 try (ResultSet inserted = insert.executeQuery()) {
-                    return inserted.next() && inserted.getBoolean(1);
+                    inserted.next();
+                    return inserted.getBoolean(1)
+                            ? Optional.of(SpendBudgets.readSetBudgets(inserted, 2))
+                            : Optional.<List<SpendBudgets.SetBudget>>empty();
                 }
             }
         });
@@ -198,7 +207,7 @@ public class JobIntake {
 
     /**
      * One data-modifying statement: each part inserts from the rows the part before it returned, so
-     * a conflicting key stops them all. The attempt, its outbox row and the timeline take the job's
+     * a conflicting key stops them all. The owner's set budgets come back with whether the job was new. The attempt, its outbox row and the timeline take the job's
      * time and its owner (which spares them the owner triggers, V32); the timeline rows go in the
      * order a person reads them.
      */
@@ -227,5 +236,5 @@ public class JobIntake {
             + " UNION ALL SELECT 2, job_id, owner_id, new_attempt.id, new_attempt.created_at, ?::text, ?::text"
             + " FROM new_attempt JOIN new_job ON new_job.id = new_attempt.job_id) timeline"
             + " ORDER BY place)"
-            + " SELECT EXISTS (SELECT 1 FROM new_job)";
+            + " SELECT EXISTS (SELECT 1 FROM new_job), set_budget.* FROM (" + SpendBudgets.SET_BUDGETS + ") set_budget";
 }

@@ -5,6 +5,7 @@ import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -280,34 +281,72 @@ public class SpendBudgets {
         return standings(ownerId, budget -> budget.holds(provider), now);
     }
 
+    /**
+     * The same, from the budgets an operator set for the owner as a caller read them already
+     * ({@link #SET_BUDGETS}): no statement at all when no budget holds the call.
+     */
+    public List<Standing> standings(String ownerId, String provider, Instant now, List<SetBudget> set) {
+        List<Budget> holding = withDefaults(set).stream()
+                .filter(budget -> budget.holds(provider))
+                .toList();
+        if (holding.isEmpty()) {
+            return List.of();
+        }
+        return em.unwrap(Session.class).doReturningWork(connection -> standingsOf(connection, ownerId, holding, now));
+    }
+
     private List<Standing> standings(String ownerId, Predicate<Budget> which, Instant now) {
         return em.unwrap(Session.class).doReturningWork(connection -> {
-            List<Standing> out = new ArrayList<>();
-            for (Budget budget : withDefaults(setBudgets(connection, ownerId))) {
-                if (which.test(budget)) {
-                    out.add(standing(
-                            connection, ownerId, budget, budget.period().startOf(now)));
-                }
-            }
-            return out;
+            List<Budget> holding = withDefaults(setBudgets(connection, ownerId)).stream()
+                    .filter(which)
+                    .toList();
+            return standingsOf(connection, ownerId, holding, now);
         });
     }
 
-    /** The budgets an operator set for an owner; parameter 1 is the owner. */
-    public static final String SET_BUDGETS =
-            "SELECT period, provider, limit_usd, soft_percent FROM spend_budget WHERE owner_id = ?";
+    private static List<Standing> standingsOf(Connection connection, String ownerId, List<Budget> budgets, Instant now)
+            throws SQLException {
+        List<Standing> out = new ArrayList<>();
+        for (Budget budget : budgets) {
+            out.add(standing(connection, ownerId, budget, budget.period().startOf(now)));
+        }
+        return out;
+    }
+
+    /**
+     * The budgets an operator set for an owner, in one row of one array a column, all null when
+     * there are none: so that a caller may read them as part of a statement of its own (the claim's
+     * conditions, intake's insert). Parameter 1 is the owner; {@link #readSetBudgets} reads the row.
+     */
+    public static final String SET_BUDGETS = "SELECT array_agg(period) AS periods, array_agg(provider) AS providers,"
+            + " array_agg(limit_usd) AS limits, array_agg(soft_percent::integer) AS soft_percents"
+            + " FROM spend_budget WHERE owner_id = ?";
+
+    /** The budgets of a row of {@link #SET_BUDGETS}' four columns, the first at {@code first}. */
+    public static List<SetBudget> readSetBudgets(ResultSet row, int first) throws SQLException {
+        Array periods = row.getArray(first);
+        if (periods == null) {
+            return List.of();
+        }
+        String[] period = (String[]) periods.getArray();
+        String[] provider = (String[]) row.getArray(first + 1).getArray();
+        BigDecimal[] limit = (BigDecimal[]) row.getArray(first + 2).getArray();
+        Integer[] softPercent = (Integer[]) row.getArray(first + 3).getArray();
+        List<SetBudget> out = new ArrayList<>(period.length);
+        for (int i = 0; i < period.length; i++) {
+            out.add(new SetBudget(period[i], provider[i], limit[i], softPercent[i]));
+        }
+        return out;
+    }
 
     private static List<SetBudget> setBudgets(Connection connection, String ownerId) throws SQLException {
-        List<SetBudget> out = new ArrayList<>();
         try (PreparedStatement select = connection.prepareStatement(SET_BUDGETS)) {
             select.setString(1, ownerId);
             try (ResultSet row = select.executeQuery()) {
-                while (row.next()) {
-                    out.add(new SetBudget(row.getString(1), row.getString(2), row.getBigDecimal(3), row.getInt(4)));
-                }
+                row.next();
+                return readSetBudgets(row, 1);
             }
         }
-        return out;
     }
 
     /**

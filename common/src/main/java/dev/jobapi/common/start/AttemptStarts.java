@@ -15,6 +15,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 /**
  * The one policy for starting an attempt (docs/design.md, rules 2, 11 and 12), used by the API's
@@ -76,7 +77,8 @@ public class AttemptStarts {
         if (jobAttempts.size() >= limits.perJob()) {
             return Optional.of(new StartRefusal.AttemptLimitReached(job.id(), jobAttempts.size(), limits.perJob()));
         }
-        Optional<StartRefusal> budget = budgetRefusal(job.ownerId(), null);
+        Optional<StartRefusal> budget =
+                budgetRefusal(job.ownerId(), () -> spend.standings(job.ownerId(), null, clock.instant()));
         if (budget.isPresent()) {
             return budget;
         }
@@ -94,7 +96,16 @@ public class AttemptStarts {
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public Optional<StartRefusal> refusalAt(String ownerId, String provider) {
-        return budgetRefusal(ownerId, provider);
+        return budgetRefusal(ownerId, () -> spend.standings(ownerId, provider, clock.instant()));
+    }
+
+    /**
+     * The same, from the budgets an operator set for the owner as the caller read them already
+     * ({@link SpendBudgets#SET_BUDGETS}, read by intake's own statement).
+     */
+    @Transactional(Transactional.TxType.MANDATORY)
+    public Optional<StartRefusal> refusalAt(String ownerId, String provider, List<SpendBudgets.SetBudget> setBudgets) {
+        return budgetRefusal(ownerId, () -> spend.standings(ownerId, provider, clock.instant(), setBudgets));
     }
 
     /**
@@ -151,13 +162,13 @@ public class AttemptStarts {
      * reservation is what keeps a money budget (rule 20); this answers early, with the figures, what
      * the claim would refuse.
      */
-    private Optional<StartRefusal> budgetRefusal(String ownerId, String provider) {
+    private Optional<StartRefusal> budgetRefusal(String ownerId, Supplier<List<SpendBudgets.Standing>> standings) {
         Optional<StartRefusal> tokens =
                 budgets.spent(ownerId).map(spent -> new StartRefusal.BudgetSpent(ownerId, spent));
         if (tokens.isPresent()) {
             return tokens;
         }
-        return spend.standings(ownerId, provider, clock.instant()).stream()
+        return standings.get().stream()
                 .filter(standing -> standing.remainingUsd().signum() == 0)
                 .findFirst()
                 .map(full -> new StartRefusal.SpendBudgetFull(ownerId, full));

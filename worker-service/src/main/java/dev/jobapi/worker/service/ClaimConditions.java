@@ -4,16 +4,12 @@ import dev.jobapi.common.budget.SpendBudgets;
 import dev.jobapi.worker.provider.ProviderGate;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
-import java.math.BigDecimal;
-import java.sql.Array;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 import org.hibernate.Session;
 
@@ -49,9 +45,7 @@ class ClaimConditions {
             + " LEFT JOIN LATERAL (SELECT id, input_usd_per_mtok, output_usd_per_mtok FROM provider_price"
             + " WHERE provider = ? AND model = ? AND effective_from <= ?"
             + " ORDER BY effective_from DESC, id DESC LIMIT 1) p ON true"
-            + " CROSS JOIN LATERAL (SELECT array_agg(period) AS periods, array_agg(provider) AS providers,"
-            + " array_agg(limit_usd) AS limits, array_agg(soft_percent::integer) AS soft_percents"
-            + " FROM (" + SpendBudgets.SET_BUDGETS + ") set_budget) b";
+            + " CROSS JOIN LATERAL (" + SpendBudgets.SET_BUDGETS + ") b";
 
     private final EntityManager em;
 
@@ -76,7 +70,7 @@ class ClaimConditions {
                             row.getBoolean(1),
                             Optional.ofNullable(row.getObject(2, Integer.class)),
                             row.getBoolean(3) ? Optional.of(health(row, 4)) : Optional.empty(),
-                            new SpendBudgets.Terms(price(row, 10), setBudgets(row, 13)));
+                            new SpendBudgets.Terms(price(row, 10), SpendBudgets.readSetBudgets(row, 13)));
                 }
             }
         });
@@ -97,22 +91,5 @@ class ClaimConditions {
         return row.wasNull()
                 ? Optional.empty()
                 : Optional.of(new SpendBudgets.Price(id, row.getBigDecimal(first + 1), row.getBigDecimal(first + 2)));
-    }
-
-    /** The operator's budgets, aggregated into one array a column (null when the owner has none). */
-    private static List<SpendBudgets.SetBudget> setBudgets(ResultSet row, int first) throws SQLException {
-        Array periods = row.getArray(first);
-        if (periods == null) {
-            return List.of();
-        }
-        String[] period = (String[]) periods.getArray();
-        String[] provider = (String[]) row.getArray(first + 1).getArray();
-        BigDecimal[] limit = (BigDecimal[]) row.getArray(first + 2).getArray();
-        Integer[] softPercent = (Integer[]) row.getArray(first + 3).getArray();
-        List<SpendBudgets.SetBudget> out = new ArrayList<>(period.length);
-        for (int i = 0; i < period.length; i++) {
-            out.add(new SpendBudgets.SetBudget(period[i], provider[i], limit[i], softPercent[i]));
-        }
-        return out;
     }
 }
