@@ -21,7 +21,9 @@ public interface Applier {
     /**
      * Whether applying writes only to our own database. Such an apply commits in the transaction
      * that reserves its key and completes the job: exactly once by construction, with nothing on a
-     * target to ask about afterwards.
+     * target to ask about afterwards. Its {@link #apply} writes nothing itself: it names the
+     * reference the key's row records, and that row, reserved and marked applied by one statement,
+     * is the whole record of the apply.
      */
     default boolean appliesInTheDatabase() {
         return false;

@@ -362,6 +362,28 @@ public class AttemptWork {
         });
     }
 
+    /**
+     * Reserves the apply key and records it applied, in one statement, for an apply in the database
+     * made in this same transaction: false when the key was reserved before, and nothing was written.
+     */
+    public boolean reserveApplied(
+            ApplyKey key, UUID jobId, UUID attemptId, String scope, String targetRef, Instant now) {
+        return onConnection(connection -> {
+            try (PreparedStatement insert = connection.prepareStatement("INSERT INTO applied_patch"
+                    + " (idem_key, job_id, attempt_id, scope, status, target_ref, created_at, applied_at)"
+                    + " VALUES (?, ?, ?, ?, 'applied', ?, ?, ?) ON CONFLICT (idem_key) DO NOTHING")) {
+                insert.setString(1, key.value());
+                insert.setObject(2, jobId);
+                insert.setObject(3, attemptId);
+                insert.setString(4, scope);
+                insert.setString(5, targetRef);
+                insert.setObject(6, timestamp(now));
+                insert.setObject(7, timestamp(now));
+                return insert.executeUpdate() == 1;
+            }
+        });
+    }
+
     /** The status of a reserved apply key: 'pending' (outcome unknown) or 'applied'. */
     public Optional<String> applyStatus(ApplyKey key) {
         return onConnection(connection -> {

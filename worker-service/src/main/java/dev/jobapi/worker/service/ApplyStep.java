@@ -86,42 +86,61 @@ public class ApplyStep {
         if (!attempt.id().equals(job.winningAttemptId()) || job.state().isTerminal()) {
             return null;
         }
-        // The reservation is a row of its own, which no version of the job guards: the lock checks the
-        // job's version, so a delivery that loaded the winner before another delivery's refused apply
-        // released it runs again and reserves nothing (CI's soak at 7fbe095: a pending apply was left
-        // to an attempt that no longer won).
-        step.lockJob();
+        // The reservation is a row of its own, which no version of the job guards: the step's commit
+        // checks the job's version, so a delivery that loaded the winner before another delivery's
+        // refused apply released it runs again and reserves nothing (CI's soak at 7fbe095: a pending
+        // apply was left to an attempt that no longer won).
+        step.checkJobAtCommit();
         byte[] patch = step.storedPatch()
                 .orElseGet(() -> attempts.generation(attempt.id()).orElseThrow().patch());
         ApplyTarget target = new ApplyTarget(job.id(), attempt.id(), baseRef(job));
         String scope = applier.scope(target);
         ApplyKey key = applyKeys.keyFor(job.id(), patch, scope);
+        if (applier.appliesInTheDatabase()) {
+            applyInTheDatabase(step, key, scope, patch, target);
+            return null;
+        }
         boolean reserved = work.reserveApply(key, job.id(), attempt.id(), scope, step.now());
         boolean applied =
                 !reserved && work.applyStatus(key).filter("applied"::equals).isPresent();
-        // An apply made in this transaction records apply.done with its key: a reservation of its own
-        // on the timeline would say nothing more (issue 33: only rows a person reads).
-        if (!reserved || !applier.appliesInTheDatabase()) {
+        events.record(
+                job.id(),
+                attempt.id(),
+                reserved ? JobEventKind.APPLY_RESERVED : JobEventKind.APPLY_KEY_EXISTS,
+                "key " + key + (reserved ? ", scope " + scope : applied ? ", already applied" : ", outcome unknown"));
+        return new Plan(key, target, scope, patch, applied);
+    }
+
+    /**
+     * An apply to the database, in the step's transaction: the key is reserved and recorded applied
+     * by one statement, since no other transaction could ever see it pending. Its timeline says
+     * apply.done with the key: a reservation of its own would say nothing more (issue 33: only rows
+     * a person reads). A key reserved before is a duplicate prevented when it is applied, else a
+     * pending reservation, which this apply marks applied.
+     */
+    private void applyInTheDatabase(Loaded step, ApplyKey key, String scope, byte[] patch, ApplyTarget target) {
+        Job job = step.job();
+        Attempt attempt = step.attempt();
+        tracing.runInSpan(APPLY_SPAN, job.id(), attempt.id(), () -> {
+            describe(Span.current(), key, scope);
+            String targetRef = applier.apply(key, patch, target);
+            if (work.reserveApplied(key, job.id(), attempt.id(), scope, targetRef, step.now())) {
+                events.record(job.id(), attempt.id(), JobEventKind.APPLY_DONE, "key " + key + ", target " + targetRef);
+                return;
+            }
+            boolean applied = work.applyStatus(key).filter("applied"::equals).isPresent();
             events.record(
                     job.id(),
                     attempt.id(),
-                    reserved ? JobEventKind.APPLY_RESERVED : JobEventKind.APPLY_KEY_EXISTS,
-                    "key " + key
-                            + (reserved ? ", scope " + scope : applied ? ", already applied" : ", outcome unknown"));
-        }
-        if (!applier.appliesInTheDatabase()) {
-            return new Plan(key, target, scope, patch, applied);
-        }
-        tracing.runInSpan(APPLY_SPAN, job.id(), attempt.id(), () -> {
-            describe(Span.current(), key, scope);
+                    JobEventKind.APPLY_KEY_EXISTS,
+                    "key " + key + (applied ? ", already applied" : ", outcome unknown"));
             if (applied) {
                 step.afterCommit(metrics::duplicateApplyPrevented);
             } else {
-                markApplied(step, key, applier.apply(key, patch, target), false);
+                markApplied(step, key, targetRef, false);
             }
         });
         complete(step);
-        return null;
     }
 
     static void describe(Span span, ApplyKey key, String scope) {
@@ -172,7 +191,7 @@ public class ApplyStep {
         if (!step.attempt().id().equals(job.winningAttemptId()) || job.state().isTerminal()) {
             return null;
         }
-        step.lockJob(); // the backoff is written past the job's version, as the reservation is
+        step.lockJob(); // the backoff is written past the job's version: the lock checks it first
         var sweep = config.reconciler();
         int failures = work.deferApply(job.id(), sweep.interval(), sweep.applyRetryMax());
         LOG.warnf(

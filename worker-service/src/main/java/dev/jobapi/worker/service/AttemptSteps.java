@@ -76,6 +76,7 @@ public class AttemptSteps {
         private byte[] storedPatch;
         private boolean reportedUsageStored;
         private boolean jobLocked;
+        private boolean jobCheckedAtCommit;
 
         private Loaded(
                 EntityManager em,
@@ -119,6 +120,19 @@ public class AttemptSteps {
                 throw new OptimisticLockException("Job " + job.id() + " changed since this step loaded it");
             }
             jobLocked = true;
+        }
+
+        /**
+         * Makes the step's commit depend on the job being as loaded, for a write of a row of its own
+         * that no version of the job guards (the apply key's reservation): the commit of a step whose
+         * job another transaction changed since the load fails, and the step runs again. A job the
+         * step changed is written back with its version checked anyway; an unchanged one is checked
+         * by {@link #lockJob} as the step ends. Unlike {@link #lockJob} now, this does not keep
+         * others off the job while the step decides: only the version is checked. On the election's
+         * path, where the job is written, it spares a round trip a job.
+         */
+        public void checkJobAtCommit() {
+            jobCheckedAtCommit = true;
         }
 
         public Attempt attempt() {
@@ -274,6 +288,9 @@ public class AttemptSteps {
         Job job = loaded.job;
         Job.Changeable jobNow = job.changeable();
         if (loaded.jobAsLoaded.equals(jobNow)) {
+            if (loaded.jobCheckedAtCommit) {
+                loaded.lockJob();
+            }
             return;
         }
         if (!Objects.equals(loaded.jobAsLoaded.winningAttemptId(), jobNow.winningAttemptId())) {
