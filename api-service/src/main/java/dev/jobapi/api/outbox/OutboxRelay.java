@@ -1,6 +1,7 @@
 package dev.jobapi.api.outbox;
 
 import dev.jobapi.api.config.JobApiConfig;
+import dev.jobapi.common.database.PlainTransactions;
 import dev.jobapi.common.health.LoopHeartbeats;
 import dev.jobapi.common.message.AttemptMessage;
 import dev.jobapi.common.message.AttemptTopology;
@@ -13,15 +14,20 @@ import dev.jobapi.common.tracing.Tracing;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.context.Context;
-import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.TransactionPhase;
-import jakarta.persistence.EntityManager;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -76,14 +82,14 @@ public class OutboxRelay {
             + " / coalesce(share.weight, 1) AS turn"
             + " FROM owners LEFT JOIN owner_share share ON share.owner_id = owners.owner_id"
             + " CROSS JOIN LATERAL (SELECT o.id FROM outbox o WHERE o.sent_at IS NULL"
-            + " AND o.owner_id = owners.owner_id ORDER BY o.id LIMIT ?1) oldest)"
+            + " AND o.owner_id = owners.owner_id ORDER BY o.id LIMIT ?) oldest)"
             + " SELECT o.id, o.attempt_id, o.job_id, o.traceparent, o.tracestate, o.request_id"
             + " FROM outbox o JOIN turns t ON t.id = o.id"
-            + " ORDER BY t.turn, o.id LIMIT ?1 FOR UPDATE OF o SKIP LOCKED";
+            + " ORDER BY t.turn, o.id LIMIT ? FOR UPDATE OF o SKIP LOCKED";
 
     private final ConfirmedPublisher publisher;
     private final BrokerConnection broker;
-    private final EntityManager em;
+    private final PlainTransactions transactions;
     private final JobApiConfig config;
     private final Clock clock;
     private final LoopHeartbeats heartbeats;
@@ -95,7 +101,7 @@ public class OutboxRelay {
     OutboxRelay(
             ConfirmedPublisher publisher,
             BrokerConnection broker,
-            EntityManager em,
+            PlainTransactions transactions,
             JobApiConfig config,
             Clock clock,
             LoopHeartbeats heartbeats,
@@ -104,7 +110,7 @@ public class OutboxRelay {
         this.broker = broker;
         this.tracing = tracing;
         this.heartbeats = heartbeats;
-        this.em = em;
+        this.transactions = transactions;
         this.config = config;
         this.clock = clock;
     }
@@ -208,43 +214,66 @@ public class OutboxRelay {
             return Batch.QUEUE_FULL;
         }
         int take = Math.min(room, config.outbox().batchSize());
-        return QuarkusTransaction.requiringNew().call(() -> {
-            @SuppressWarnings("unchecked")
-            List<Object[]> rows = em.createNativeQuery(NEXT_ROWS_IN_TURN)
-                    .setParameter(1, take)
-                    .getResultList();
+        return transactions.inTransaction("The outbox relay's batch", connection -> {
+            List<Unsent> rows = nextRowsInTurn(connection, take);
             if (rows.isEmpty()) {
                 return Batch.DONE;
             }
-            Long[] ids = rows.stream().map(row -> ((Number) row[0]).longValue()).toArray(Long[]::new);
+            Array ids = connection.createArrayOf(
+                    "bigint", rows.stream().map(Unsent::id).toArray());
             List<Span> spans = rows.stream().map(this::publishSpan).toList();
             List<ConfirmedPublisher.Traced> messages = new ArrayList<>();
             for (int i = 0; i < rows.size(); i++) {
-                Object[] row = rows.get(i);
+                Unsent row = rows.get(i);
                 messages.add(new ConfirmedPublisher.Traced(
-                        new AttemptMessage((UUID) row[1], (UUID) row[2]).toJson(),
+                        new AttemptMessage(row.attemptId(), row.jobId()).toJson(),
                         Context.root().with(spans.get(i)),
-                        (String) row[5]));
+                        row.requestId()));
             }
             try {
                 publisher.publishTraced(AttemptTopology.EXCHANGE, AttemptTopology.ROUTING_KEY, messages);
             } catch (RuntimeException notSent) {
                 spans.forEach(span -> Tracing.failed(span, notSent));
                 spans.forEach(Span::end);
-                recordFailure(ids, notSent);
+                recordFailure(connection, ids, rows.size(), notSent);
                 return Batch.NOT_SENT;
             }
             spans.forEach(Span::end);
-            em.createNativeQuery("UPDATE outbox SET sent_at = ?1, publish_attempts = publish_attempts + 1"
-                            + " WHERE id = ANY(?2)")
-                    .setParameter(1, clock.instant())
-                    .setParameter(2, ids)
-                    .executeUpdate();
+            try (PreparedStatement sent = connection.prepareStatement(
+                    "UPDATE outbox SET sent_at = ?, publish_attempts = publish_attempts + 1 WHERE id = ANY(?)")) {
+                sent.setObject(1, OffsetDateTime.ofInstant(clock.instant(), ZoneOffset.UTC));
+                sent.setArray(2, ids);
+                sent.executeUpdate();
+            }
             if (rows.size() < take) {
                 return Batch.DONE;
             }
             return take == config.outbox().batchSize() ? Batch.FULL : Batch.QUEUE_FULL;
         });
+    }
+
+    /** An unsent outbox row: the message it stands for and the trace and request that made it. */
+    private record Unsent(
+            long id, UUID attemptId, UUID jobId, String traceparent, String tracestate, String requestId) {}
+
+    private static List<Unsent> nextRowsInTurn(Connection connection, int take) throws SQLException {
+        try (PreparedStatement select = connection.prepareStatement(NEXT_ROWS_IN_TURN)) {
+            select.setInt(1, take);
+            select.setInt(2, take);
+            List<Unsent> rows = new ArrayList<>();
+            try (ResultSet row = select.executeQuery()) {
+                while (row.next()) {
+                    rows.add(new Unsent(
+                            row.getLong(1),
+                            row.getObject(2, UUID.class),
+                            row.getObject(3, UUID.class),
+                            row.getString(4),
+                            row.getString(5),
+                            row.getString(6)));
+                }
+            }
+            return rows;
+        }
     }
 
     /**
@@ -263,21 +292,23 @@ public class OutboxRelay {
     }
 
     /** The producer span of one row's publish: a child of the trace the row kept. */
-    private Span publishSpan(Object[] row) {
-        Context stored = tracing.resume(new TraceParent((String) row[3], (String) row[4]));
-        return tracing.start(PUBLISH_SPAN, SpanKind.PRODUCER, stored, (UUID) row[2], (UUID) row[1])
+    private Span publishSpan(Unsent row) {
+        Context stored = tracing.resume(new TraceParent(row.traceparent(), row.tracestate()));
+        return tracing.start(PUBLISH_SPAN, SpanKind.PRODUCER, stored, row.jobId(), row.attemptId())
                 .setAttribute(TraceAttributes.MESSAGING_SYSTEM, "rabbitmq")
                 .setAttribute(TraceAttributes.MESSAGING_DESTINATION, AttemptTopology.EXCHANGE)
                 .setAttribute(TraceAttributes.MESSAGING_OPERATION, "send");
     }
 
-    private void recordFailure(Long[] outboxIds, Exception failure) {
-        LOG.warnf("%d outbox row(s) not confirmed by the broker, will retry: %s", outboxIds.length, failure.toString());
-        em.createNativeQuery("UPDATE outbox SET publish_attempts = publish_attempts + 1, last_error = ?1"
-                        + " WHERE id = ANY(?2)")
-                .setParameter(1, failure.toString())
-                .setParameter(2, outboxIds)
-                .executeUpdate();
+    private static void recordFailure(Connection connection, Array outboxIds, int count, Exception failure)
+            throws SQLException {
+        LOG.warnf("%d outbox row(s) not confirmed by the broker, will retry: %s", count, failure.toString());
+        try (PreparedStatement failed = connection.prepareStatement(
+                "UPDATE outbox SET publish_attempts = publish_attempts + 1, last_error = ? WHERE id = ANY(?)")) {
+            failed.setString(1, failure.toString());
+            failed.setArray(2, outboxIds);
+            failed.executeUpdate();
+        }
     }
 
     private void sleepQuietly(Duration pause) {

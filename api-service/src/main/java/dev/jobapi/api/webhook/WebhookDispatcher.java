@@ -4,9 +4,9 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.api.config.JobApiConfig;
 import dev.jobapi.api.stream.EventCursor;
+import dev.jobapi.common.database.PlainTransactions;
 import dev.jobapi.common.database.Rows;
 import dev.jobapi.common.health.BackgroundLoops;
-import io.agroal.api.AgroalDataSource;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
@@ -75,7 +75,10 @@ public class WebhookDispatcher {
             + " FROM taken t JOIN webhook_endpoint w ON w.id = t.endpoint_id"
             + " LEFT JOIN job_event e ON e.id = t.event_id";
 
-    private final AgroalDataSource database;
+    /** The loop runs outside any request: its transactions are plain JDBC ones. */
+    private static final String OUTBOX_WORK = "Reading or writing the webhook outbox";
+
+    private final PlainTransactions transactions;
     private final WebhookDestinations destinations;
     private final JobApiConfig.Webhooks config;
     private final BackgroundLoops loops;
@@ -87,14 +90,14 @@ public class WebhookDispatcher {
     private final Counter failed;
 
     WebhookDispatcher(
-            AgroalDataSource database,
+            PlainTransactions transactions,
             WebhookDestinations destinations,
             JobApiConfig config,
             BackgroundLoops loops,
             ObjectMapper json,
             Clock clock,
             MeterRegistry meters) {
-        this.database = database;
+        this.transactions = transactions;
         this.destinations = destinations;
         this.config = config.webhooks();
         this.loops = loops;
@@ -180,7 +183,7 @@ public class WebhookDispatcher {
 
     private List<Due> take() {
         Duration lease = config.requestTimeout().plusSeconds(30);
-        return inTransaction(connection -> {
+        return transactions.inTransaction(OUTBOX_WORK, connection -> {
             try (PreparedStatement select = connection.prepareStatement(TAKE_DUE)) {
                 select.setInt(1, config.batchSize());
                 select.setString(2, lease.toMillis() + " milliseconds");
@@ -277,7 +280,7 @@ public class WebhookDispatcher {
 
     private void record(List<Outcome> outcomes) {
         Instant now = clock.instant();
-        inTransaction(connection -> {
+        transactions.inTransaction(OUTBOX_WORK, connection -> {
             for (Outcome outcome : outcomes) {
                 Due delivery = outcome.delivery();
                 if (outcome.delivered()) {
@@ -385,23 +388,6 @@ public class WebhookDispatcher {
             body.close();
         } catch (java.io.IOException ignored) {
             // The answer's body is not wanted; a failure to discard it changes nothing.
-        }
-    }
-
-    /** The loop runs outside any request: its transactions are plain JDBC ones, committed here. */
-    private <T> T inTransaction(SqlWork<T> work) {
-        try (Connection connection = database.getConnection()) {
-            connection.setAutoCommit(false);
-            try {
-                T result = work.on(connection);
-                connection.commit();
-                return result;
-            } catch (SQLException | RuntimeException e) {
-                connection.rollback();
-                throw e;
-            }
-        } catch (SQLException e) {
-            throw new IllegalStateException("The webhook outbox could not be read or written: " + e.getMessage(), e);
         }
     }
 }

@@ -5,6 +5,7 @@ import static dev.jobapi.common.database.Rows.instant;
 import dev.jobapi.api.config.JobApiConfig;
 import dev.jobapi.api.problem.Problem;
 import dev.jobapi.api.problem.ProblemException;
+import dev.jobapi.common.database.SqlWork;
 import dev.jobapi.common.job.JobEventKind;
 import io.agroal.api.AgroalDataSource;
 import jakarta.enterprise.context.ApplicationScoped;

@@ -3,6 +3,10 @@ package dev.jobapi.common.budget;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
@@ -31,26 +35,31 @@ public class DailyBudgets {
         this.clock = clock;
     }
 
-    /** The figures when the owner's budget for today is spent; empty when they may start an attempt. */
-    @Transactional(Transactional.TxType.MANDATORY)
-    public Optional<Spent> spent(String ownerId) {
+    /**
+     * The figures when the owner's budget for today is spent; empty when they may start an attempt.
+     * On the caller's connection, in its transaction: no statement at all when no budget applies.
+     */
+    public Optional<Spent> spent(Connection connection, String ownerId) throws SQLException {
         Optional<Long> budget =
                 Optional.ofNullable(config.owners().get(ownerId)).or(config::dailyTokens);
         if (budget.isEmpty()) {
             return Optional.empty();
         }
         LocalDate today = LocalDate.now(clock.withZone(ZoneOffset.UTC));
-        Object[] spent =
-                (Object[]) em.createNativeQuery("SELECT coalesce(sum(prompt_tokens::bigint + completion_tokens), 0),"
-                                + " count(*) FILTER (WHERE source = 'unknown') FROM usage_record"
-                                + " WHERE owner_id = ?1 AND recorded_at >= ?2")
-                        .setParameter(1, ownerId)
-                        .setParameter(2, today.atStartOfDay(ZoneOffset.UTC).toInstant())
-                        .getSingleResult();
-        long tokens = ((Number) spent[0]).longValue();
-        return tokens >= budget.get()
-                ? Optional.of(new Spent(budget.get(), tokens, ((Number) spent[1]).longValue(), today))
-                : Optional.empty();
+        try (PreparedStatement select =
+                connection.prepareStatement("SELECT coalesce(sum(prompt_tokens::bigint + completion_tokens), 0),"
+                        + " count(*) FILTER (WHERE source = 'unknown') FROM usage_record"
+                        + " WHERE owner_id = ? AND recorded_at >= ?")) {
+            select.setString(1, ownerId);
+            select.setObject(2, today.atStartOfDay().atOffset(ZoneOffset.UTC));
+            try (ResultSet spent = select.executeQuery()) {
+                spent.next();
+                long tokens = spent.getLong(1);
+                return tokens >= budget.get()
+                        ? Optional.of(new Spent(budget.get(), tokens, spent.getLong(2), today))
+                        : Optional.empty();
+            }
+        }
     }
 
     /**

@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Predicate;
 import org.hibernate.Session;
 
 /**
@@ -36,7 +35,6 @@ import org.hibernate.Session;
  * changes are not flushed early by them.
  */
 @ApplicationScoped
-@Transactional(Transactional.TxType.MANDATORY)
 public class SpendBudgets {
 
     /** A budget period: a UTC day or a UTC month. */
@@ -216,6 +214,7 @@ public class SpendBudgets {
      * then fails must {@link #release} it. The windows are reserved in, and so locked in,
      * {@link Budget#LOCK_ORDER}, the order the settling triggers lock them in too.
      */
+    @Transactional(Transactional.TxType.MANDATORY)
     public Reservation reserve(
             String ownerId,
             String provider,
@@ -254,6 +253,7 @@ public class SpendBudgets {
     }
 
     /** Gives back a reservation whose claim did not happen (another worker claimed the attempt first). */
+    @Transactional(Transactional.TxType.MANDATORY)
     public void release(String ownerId, Reserved reservation) {
         if (reservation.amountUsd() == null) {
             return;
@@ -269,39 +269,34 @@ public class SpendBudgets {
      * Every budget of the owner (for every provider, and each provider's) and where each stands at
      * {@code now}; empty when none applies.
      */
+    @Transactional(Transactional.TxType.MANDATORY)
     public List<Standing> standings(String ownerId, Instant now) {
-        return standings(ownerId, budget -> true, now);
+        return em.unwrap(Session.class)
+                .doReturningWork(connection ->
+                        standingsOf(connection, ownerId, withDefaults(setBudgets(connection, ownerId)), now));
     }
 
     /**
      * The owner's budgets that hold a call to {@code provider} (null: only those of every provider,
-     * for a call to a provider not named yet) and where each stands at {@code now}.
+     * for a call to a provider not named yet) and where each stands at {@code now}, on the caller's
+     * connection.
      */
-    public List<Standing> standings(String ownerId, String provider, Instant now) {
-        return standings(ownerId, budget -> budget.holds(provider), now);
+    public List<Standing> standings(Connection connection, String ownerId, String provider, Instant now)
+            throws SQLException {
+        return standings(connection, ownerId, provider, now, setBudgets(connection, ownerId));
     }
 
     /**
      * The same, from the budgets an operator set for the owner as a caller read them already
      * ({@link #SET_BUDGETS}): no statement at all when no budget holds the call.
      */
-    public List<Standing> standings(String ownerId, String provider, Instant now, List<SetBudget> set) {
+    public List<Standing> standings(
+            Connection connection, String ownerId, String provider, Instant now, List<SetBudget> set)
+            throws SQLException {
         List<Budget> holding = withDefaults(set).stream()
                 .filter(budget -> budget.holds(provider))
                 .toList();
-        if (holding.isEmpty()) {
-            return List.of();
-        }
-        return em.unwrap(Session.class).doReturningWork(connection -> standingsOf(connection, ownerId, holding, now));
-    }
-
-    private List<Standing> standings(String ownerId, Predicate<Budget> which, Instant now) {
-        return em.unwrap(Session.class).doReturningWork(connection -> {
-            List<Budget> holding = withDefaults(setBudgets(connection, ownerId)).stream()
-                    .filter(which)
-                    .toList();
-            return standingsOf(connection, ownerId, holding, now);
-        });
+        return standingsOf(connection, ownerId, holding, now);
     }
 
     private static List<Standing> standingsOf(Connection connection, String ownerId, List<Budget> budgets, Instant now)

@@ -130,15 +130,6 @@ public class JobEvents {
                 .setParameter(5, StoredText.of(detail))
                 .setParameter(6, now.minus(window))
                 .executeUpdate();
-        written(jobId);
-    }
-
-    /**
-     * Announces, once the caller's transaction commits, the job's timeline rows the caller wrote in
-     * a statement of its own (job intake writes them with the job), so its streams wake.
-     */
-    @Transactional(Transactional.TxType.MANDATORY)
-    public void written(UUID jobId) {
         announceAfterCommit(Set.of(jobId));
     }
 

@@ -50,10 +50,10 @@ public class OutboxWriter {
     }
 
     /**
-     * Tells the relay, once the caller's transaction commits, that the caller wrote an outbox row in
-     * a statement of its own (job intake writes the job, its attempt and the row in one).
+     * Tells the relay that the caller wrote an outbox row in a statement of its own (job intake writes
+     * the job, its attempt and the row in one, on a plain transaction): called after that commit, the
+     * relay wakes at once; called inside a JTA transaction, once it commits.
      */
-    @Transactional(Transactional.TxType.MANDATORY)
     public void announced() {
         written.fire(new OutboxWritten());
     }

@@ -10,12 +10,14 @@ import dev.jobapi.common.message.OutboxWriter;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.function.Supplier;
+import org.hibernate.Session;
 
 /**
  * The one policy for starting an attempt (docs/design.md, rules 2, 11 and 12), used by the API's
@@ -77,8 +79,7 @@ public class AttemptStarts {
         if (jobAttempts.size() >= limits.perJob()) {
             return Optional.of(new StartRefusal.AttemptLimitReached(job.id(), jobAttempts.size(), limits.perJob()));
         }
-        Optional<StartRefusal> budget =
-                budgetRefusal(job.ownerId(), () -> spend.standings(job.ownerId(), null, clock.instant()));
+        Optional<StartRefusal> budget = refusalAt(job.ownerId(), null);
         if (budget.isPresent()) {
             return budget;
         }
@@ -89,28 +90,32 @@ public class AttemptStarts {
 
     /**
      * Why an attempt of the owner's at {@code provider} may not start for the owner's budgets: tokens,
-     * or money of every provider or of {@code provider}. A new job's first attempt asks only this: the
-     * kill switch stops fallbacks, new attempts of existing jobs, not new jobs, and a new job has
-     * nothing open. A new attempt of an existing job asks it once its provider is known, after
-     * {@link #refusal}.
+     * or money of every provider or of {@code provider} (null: only those of every provider). A new
+     * attempt of an existing job asks it once its provider is known, after {@link #refusal}.
      */
     @Transactional(Transactional.TxType.MANDATORY)
     public Optional<StartRefusal> refusalAt(String ownerId, String provider) {
-        return budgetRefusal(ownerId, () -> spend.standings(ownerId, provider, clock.instant()));
+        return em.unwrap(Session.class)
+                .doReturningWork(connection -> budgetRefusal(
+                        connection, ownerId, spend.standings(connection, ownerId, provider, clock.instant())));
     }
 
     /**
-     * The same, from the budgets an operator set for the owner as the caller read them already
-     * ({@link SpendBudgets#SET_BUDGETS}, read by intake's own statement).
+     * The same for a new job's first attempt, on intake's connection, from the budgets an operator set
+     * for the owner as intake's own statement read them ({@link SpendBudgets#SET_BUDGETS}). A new job
+     * asks only this: the kill switch stops fallbacks, new attempts of existing jobs, not new jobs, and
+     * a new job has nothing open. No statement at all when no budget holds the call.
      */
-    @Transactional(Transactional.TxType.MANDATORY)
-    public Optional<StartRefusal> refusalAt(String ownerId, String provider, List<SpendBudgets.SetBudget> setBudgets) {
-        return budgetRefusal(ownerId, () -> spend.standings(ownerId, provider, clock.instant(), setBudgets));
+    public Optional<StartRefusal> refusalOfFirstAttempt(
+            Connection connection, String ownerId, String provider, List<SpendBudgets.SetBudget> setBudgets)
+            throws SQLException {
+        return budgetRefusal(
+                connection, ownerId, spend.standings(connection, ownerId, provider, clock.instant(), setBudgets));
     }
 
     /**
      * Starts an attempt: a {@code starting} row and its outbox row, committed together or not at all
-     * (rule 3). Call only after {@link #refusal} (or, for a job's first attempt, {@link #refusalAt})
+     * (rule 3). Call only after {@link #refusal} (or, for a job's first attempt, {@link #refusalOfFirstAttempt})
      * said yes in the same transaction.
      *
      * @param idempotencyKey the request's key, scoped to the job; null for a job's first attempt
@@ -157,18 +162,19 @@ public class AttemptStarts {
     }
 
     /**
-     * The owner's token budget spent today, or a money budget that holds a call to {@code provider}
-     * (null: only those of every provider) with nothing left (spent and reserved fill it). The claim's
+     * The owner's token budget spent today, or one of the money budgets that hold the call ({@code
+     * standings}) with nothing left (spent and reserved fill it). The claim's
      * reservation is what keeps a money budget (rule 20); this answers early, with the figures, what
      * the claim would refuse.
      */
-    private Optional<StartRefusal> budgetRefusal(String ownerId, Supplier<List<SpendBudgets.Standing>> standings) {
+    private Optional<StartRefusal> budgetRefusal(
+            Connection connection, String ownerId, List<SpendBudgets.Standing> standings) throws SQLException {
         Optional<StartRefusal> tokens =
-                budgets.spent(ownerId).map(spent -> new StartRefusal.BudgetSpent(ownerId, spent));
+                budgets.spent(connection, ownerId).map(spent -> new StartRefusal.BudgetSpent(ownerId, spent));
         if (tokens.isPresent()) {
             return tokens;
         }
-        return standings.get().stream()
+        return standings.stream()
                 .filter(standing -> standing.remainingUsd().signum() == 0)
                 .findFirst()
                 .map(full -> new StartRefusal.SpendBudgetFull(ownerId, full));

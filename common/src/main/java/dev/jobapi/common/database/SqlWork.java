@@ -1,10 +1,10 @@
-package dev.jobapi.api.webhook;
+package dev.jobapi.common.database;
 
 import java.sql.Connection;
 import java.sql.SQLException;
 
-/** Work on a JDBC connection whose transaction the caller owns. */
+/** Work on a JDBC connection whose transaction someone else owns. */
 @FunctionalInterface
-interface SqlWork<T> {
+public interface SqlWork<T> {
     T on(Connection connection) throws SQLException;
 }
