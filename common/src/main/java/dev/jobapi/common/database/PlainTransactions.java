@@ -35,7 +35,7 @@ public class PlainTransactions {
                 T result = work.on(connection);
                 connection.commit();
                 return result;
-            } catch (SQLException | RuntimeException e) {
+            } catch (Throwable e) { // an Error too: the connection goes back to the pool without this transaction
                 rollBack(connection, e);
                 throw e;
             }
@@ -45,7 +45,7 @@ public class PlainTransactions {
     }
 
     /** A rollback that fails (the connection broke) must not hide why the work failed. */
-    private static void rollBack(Connection connection, Exception failure) {
+    private static void rollBack(Connection connection, Throwable failure) {
         try {
             connection.rollback();
         } catch (SQLException rollbackFailed) {
