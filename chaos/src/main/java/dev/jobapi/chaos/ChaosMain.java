@@ -44,7 +44,9 @@ public final class ChaosMain {
             List<URI> apiManagement,
             List<URI> workerManagement,
             Duration sweepInterval,
-            Duration dbSocketTimeout) {
+            Duration dbSocketTimeout,
+            int gateMinimumCalls,
+            Duration gateWindow) {
 
         static Options parse(String[] args) {
             if (args.length == 0 || !(args[0].equals("run") || args[0].equals("check"))) {
@@ -82,7 +84,9 @@ public final class ChaosMain {
                     uris(values.getOrDefault("management", "")),
                     uris(values.getOrDefault("worker-management", "")),
                     Duration.ofSeconds(Long.parseLong(values.getOrDefault("sweep-interval-s", "2"))),
-                    Duration.ofSeconds(Long.parseLong(values.getOrDefault("db-socket-timeout-s", "30"))));
+                    Duration.ofSeconds(Long.parseLong(values.getOrDefault("db-socket-timeout-s", "30"))),
+                    Integer.parseInt(values.getOrDefault("gate-minimum-calls", "20")),
+                    Duration.ofSeconds(Long.parseLong(values.getOrDefault("gate-window-s", "10"))));
         }
 
         private static List<URI> uris(String list) {
@@ -142,7 +146,8 @@ public final class ChaosMain {
                 options.amqp(),
                 options.seed(),
                 ledger,
-                new ProviderOutage(options.fake(), options.database()),
+                new ProviderOutage(
+                        options.fake(), options.database(), options.gateMinimumCalls(), options.gateWindow()),
                 new ProviderPause(
                         api, tokens.mint("chaos-operator", List.of("operator")), options.fake(), options.database()));
         Recovery recovery = null;

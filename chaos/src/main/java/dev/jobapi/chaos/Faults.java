@@ -41,7 +41,8 @@ final class Faults {
         PG_FAILOVER("PostgreSQL failover: standby lags 5 s, primary SIGSTOPped 30-60 s, SIGKILLed, standby"
                 + " promoted, old primary rejoined as the standby"),
         PROVIDER_OUTAGE("provider outage: the fake provider answers " + ProviderOutage.PROVIDER + "'s calls 503 for "
-                + ProviderOutage.LENGTH.toSeconds() + " s"),
+                + ProviderOutage.LENGTH.toSeconds() + " s, up to " + ProviderOutage.LONGEST.toSeconds()
+                + " s until its breaker had calls enough to judge"),
         PROVIDER_PAUSE("provider pause: an operator pauses " + ProviderPause.PROVIDER
                 + " (a third of the window, at most 10 min), then resumes it");
 

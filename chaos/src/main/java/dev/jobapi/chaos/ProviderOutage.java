@@ -12,8 +12,10 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -22,10 +24,22 @@ import java.util.Set;
  * the rest (none failed by the outage after that, none dead-lettered), and the held jobs complete after it.
  * What it did is read back when the outage is over: the calls the provider received, the first hold, the
  * holds and probes.
+ *
+ * <p>The breaker judges a window only once it holds its minimum of calls. On a crowded machine, with a
+ * rollout and a broker restart under way, the pipeline can bring the provider far fewer: CI on 2026-12-06
+ * saw 8 attempts in the whole minute, and the check failed on a breaker that had, by its own rule, nothing
+ * to judge. So the outage goes on, {@link #EXTENSION} at a time and for at most {@link #LONGEST}, until a
+ * window-long stretch of it brought the provider twice the minimum of attempts: one of the breaker's windows
+ * (they follow one another, so a stretch overlaps at most two) then held the minimum.
  */
 final class ProviderOutage {
 
     static final Duration LENGTH = Duration.ofSeconds(60);
+    static final Duration LONGEST = Duration.ofSeconds(180);
+    private static final Duration EXTENSION = Duration.ofSeconds(20);
+    /** An extension is asked for this long before the outage would end, so no call slips between the two. */
+    private static final Duration OVERLAP = Duration.ofSeconds(3);
+
     static final String PROVIDER = "fake-a";
     private static final int STATUS = 503;
     /** After the outage, the time its last calls and the first probe take to show up. */
@@ -33,30 +47,49 @@ final class ProviderOutage {
 
     private final URI fake;
     private final Drain.Database database;
+    /** The breaker's minimum of calls in a window, and its window: the workers' settings in the soak. */
+    private final int minimumCalls;
+
+    private final Duration window;
     private final HttpClient http = HttpClient.newHttpClient();
 
-    ProviderOutage(URI fake, Drain.Database database) {
+    ProviderOutage(URI fake, Drain.Database database, int minimumCalls, Duration window) {
         this.fake = fake;
         this.database = database;
+        this.minimumCalls = minimumCalls;
+        this.window = window;
     }
 
-    /** Starts the outage, waits it out, and says what the gate did; throws when it never held a call. */
+    /**
+     * Starts the outage, waits it out (extended until the breaker had calls enough to judge, see above), and
+     * says what the gate did; throws when it never held a call.
+     */
     String inject() throws InterruptedException {
         Instant from = Instant.now();
-        start();
-        Thread.sleep(LENGTH.plus(SETTLE).toMillis());
-        Instant to = from.plus(LENGTH);
-        Calls calls = calls(new FakeLog(fake).fetch(), PROVIDER, from, to);
-        Holds holds = holds(from, to.plus(SETTLE));
+        Instant until = from.plus(LENGTH);
+        startUntil(until);
+        sleepUntil(until.minus(OVERLAP));
+        int busiest;
+        while ((busiest = busiestStretch(firstSends(from), window)) < 2 * minimumCalls
+                && until.isBefore(from.plus(LONGEST))) {
+            until = until.plus(EXTENSION);
+            startUntil(until);
+            sleepUntil(until.minus(OVERLAP));
+        }
+        sleepUntil(until.plus(SETTLE));
+        Calls calls = calls(new FakeLog(fake).fetch(), PROVIDER, from, until);
+        Holds holds = holds(from, until.plus(SETTLE));
         long beforeHold = holds.first() == null ? calls.sends() : calls.sendsBefore(holds.first());
         String detail = String.format(
-                "%s answered %d for %d s: %d sends from %d attempts reached it, %d of them before the first hold%s;"
-                        + " %d attempts held %d times, %d probes",
+                "%s answered %d for %d s: %d sends from %d attempts reached it, at most %d attempts in %d s,"
+                        + " %d of the sends before the first hold%s; %d attempts held %d times, %d probes",
                 PROVIDER,
                 STATUS,
-                LENGTH.toSeconds(),
+                Duration.between(from, until).toSeconds(),
                 calls.sends(),
                 calls.attempts(),
+                busiest,
+                window.toSeconds(),
                 beforeHold,
                 holds.first() == null
                         ? ""
@@ -72,9 +105,48 @@ final class ProviderOutage {
         return detail;
     }
 
-    private void start() {
+    /**
+     * The most attempts whose first send reached the provider within one {@code window}: {@code firstSends}
+     * sorted, the widest run of them less than a window apart from its first.
+     */
+    static int busiestStretch(List<Instant> firstSends, Duration window) {
+        int busiest = 0;
+        int first = 0;
+        for (int last = 0; last < firstSends.size(); last++) {
+            while (!firstSends.get(first).plus(window).isAfter(firstSends.get(last))) {
+                first++;
+            }
+            busiest = Math.max(busiest, last - first + 1);
+        }
+        return busiest;
+    }
+
+    /** Each attempt's first send to the provider since {@code from}, in order. */
+    private List<Instant> firstSends(Instant from) {
+        Map<String, Instant> first = new HashMap<>();
+        for (JsonNode request : new FakeLog(fake).fetch()) {
+            if (PROVIDER.equals(request.path("model").asText()) && request.hasNonNull("attemptId")) {
+                Instant received = Instant.parse(request.path("receivedAt").asText());
+                if (!received.isBefore(from)) {
+                    first.merge(request.get("attemptId").asText(), received, (a, b) -> a.isBefore(b) ? a : b);
+                }
+            }
+        }
+        return first.values().stream().sorted().toList();
+    }
+
+    private static void sleepUntil(Instant instant) throws InterruptedException {
+        long millis = Duration.between(Instant.now(), instant).toMillis();
+        if (millis > 0) {
+            Thread.sleep(millis);
+        }
+    }
+
+    /** Starts the outage, or moves its end: every call of the provider is answered {@link #STATUS} until then. */
+    private void startUntil(Instant until) {
         String body = String.format(
-                "{\"status\": %d, \"forMs\": %d, \"model\": \"%s\"}", STATUS, LENGTH.toMillis(), PROVIDER);
+                "{\"status\": %d, \"forMs\": %d, \"model\": \"%s\"}",
+                STATUS, Duration.between(Instant.now(), until).toMillis(), PROVIDER);
         try {
             HttpResponse<String> response = http.send(
                     HttpRequest.newBuilder(fake.resolve("/fake/outage"))
