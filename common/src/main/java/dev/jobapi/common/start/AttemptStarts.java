@@ -4,6 +4,7 @@ import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.budget.DailyBudgets;
 import dev.jobapi.common.budget.SpendBudgets;
+import dev.jobapi.common.database.SqlWork;
 import dev.jobapi.common.fallback.KillSwitch;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.message.OutboxWriter;
@@ -97,7 +98,7 @@ public class AttemptStarts {
     public Optional<StartRefusal> refusalAt(String ownerId, String provider) {
         return em.unwrap(Session.class)
                 .doReturningWork(connection -> budgetRefusal(
-                        connection, ownerId, spend.standings(connection, ownerId, provider, clock.instant())));
+                        connection, ownerId, c -> spend.standings(c, ownerId, provider, clock.instant())));
     }
 
     /**
@@ -110,13 +111,13 @@ public class AttemptStarts {
             Connection connection, String ownerId, String provider, List<SpendBudgets.SetBudget> setBudgets)
             throws SQLException {
         return budgetRefusal(
-                connection, ownerId, spend.standings(connection, ownerId, provider, clock.instant(), setBudgets));
+                connection, ownerId, c -> spend.standings(c, ownerId, provider, clock.instant(), setBudgets));
     }
 
     /**
      * Starts an attempt: a {@code starting} row and its outbox row, committed together or not at all
-     * (rule 3). Call only after {@link #refusal} (or, for a job's first attempt, {@link #refusalOfFirstAttempt})
-     * said yes in the same transaction.
+     * (rule 3). Call only after {@link #refusal} said yes in the same transaction. A job's first attempt
+     * is not started here: intake's own statement writes it, after {@link #refusalOfFirstAttempt}.
      *
      * @param idempotencyKey the request's key, scoped to the job; null for a job's first attempt
      */
@@ -163,18 +164,18 @@ public class AttemptStarts {
 
     /**
      * The owner's token budget spent today, or one of the money budgets that hold the call ({@code
-     * standings}) with nothing left (spent and reserved fill it). The claim's
-     * reservation is what keeps a money budget (rule 20); this answers early, with the figures, what
-     * the claim would refuse.
+     * standings}, read only when the token budget let the call through) with nothing left (spent and
+     * reserved fill it). The claim's reservation is what keeps a money budget (rule 20); this answers
+     * early, with the figures, what the claim would refuse.
      */
     private Optional<StartRefusal> budgetRefusal(
-            Connection connection, String ownerId, List<SpendBudgets.Standing> standings) throws SQLException {
+            Connection connection, String ownerId, SqlWork<List<SpendBudgets.Standing>> standings) throws SQLException {
         Optional<StartRefusal> tokens =
                 budgets.spent(connection, ownerId).map(spent -> new StartRefusal.BudgetSpent(ownerId, spent));
         if (tokens.isPresent()) {
             return tokens;
         }
-        return standings.stream()
+        return standings.on(connection).stream()
                 .filter(standing -> standing.remainingUsd().signum() == 0)
                 .findFirst()
                 .map(full -> new StartRefusal.SpendBudgetFull(ownerId, full));
