@@ -42,7 +42,7 @@ final class Faults {
                 + " promoted, old primary rejoined as the standby"),
         PROVIDER_OUTAGE("provider outage: the fake provider answers " + ProviderOutage.PROVIDER + "'s calls 503 for "
                 + ProviderOutage.LENGTH.toSeconds() + " s, up to " + ProviderOutage.LONGEST.toSeconds()
-                + " s until its breaker had calls enough to judge"),
+                + " s until its breaker held a call or had calls enough to judge"),
         PROVIDER_PAUSE("provider pause: an operator pauses " + ProviderPause.PROVIDER
                 + " (a third of the window, at most 10 min), then resumes it");
 

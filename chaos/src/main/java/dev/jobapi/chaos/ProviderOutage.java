@@ -28,9 +28,9 @@ import java.util.Set;
  * <p>The breaker judges a window only once it holds its minimum of calls. On a crowded machine, with a
  * rollout and a broker restart under way, the pipeline can bring the provider far fewer: CI on 2026-12-06
  * saw 8 attempts in the whole minute, and the check failed on a breaker that had, by its own rule, nothing
- * to judge. So the outage goes on, {@link #EXTENSION} at a time and for at most {@link #LONGEST}, until a
- * window-long stretch of it brought the provider twice the minimum of attempts: one of the breaker's windows
- * (they follow one another, so a stretch overlaps at most two) then held the minimum.
+ * to judge. So the outage goes on, {@link #EXTENSION} at a time and for at most {@link #LONGEST}, until the
+ * breaker held a call or a window-long stretch of it brought the provider twice the minimum of attempts: one
+ * of the breaker's windows (they follow one another, so a stretch overlaps at most two) then held the minimum.
  */
 final class ProviderOutage {
 
@@ -69,8 +69,10 @@ final class ProviderOutage {
         Instant until = from.plus(LENGTH);
         startUntil(until);
         sleepUntil(until.minus(OVERLAP));
+        // Once the breaker holds, calls stop reaching the provider: a hold ends the waiting too.
         int busiest;
         while ((busiest = busiestStretch(firstSends(from), window)) < 2 * minimumCalls
+                && holds(from, until).holds() == 0
                 && until.isBefore(from.plus(LONGEST))) {
             until = until.plus(EXTENSION);
             startUntil(until);
