@@ -7,7 +7,10 @@ import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 
-/** Retention deletes old losing outputs and old apply keys of closed jobs, and nothing of the ledger. */
+/**
+ * Retention deletes old losing outputs, old apply keys of closed jobs and old sent outbox rows of
+ * ended attempts, and nothing of the ledger.
+ */
 @QuarkusTest
 class RetentionPrunerTest extends ApiTestSupport {
 
@@ -70,5 +73,38 @@ class RetentionPrunerTest extends ApiTestSupport {
         assertThat(count("SELECT count(*) FROM usage_record")).isEqualTo(3);
         assertThat(count("SELECT count(*) FROM job")).isEqualTo(3);
         assertThat(count("SELECT count(*) FROM attempt")).isEqualTo(3);
+    }
+
+    /** The job's first attempt, put in {@code state}, its outbox row sent {@code sentAgo} (null: unsent). */
+    private String attemptWithOutboxRow(String key, String state, String sentAgo) {
+        String attempt = attemptOf(
+                createJob(Tokens.user("alice"), key, JOB_BODY).then().extract().path("id"));
+        execute("UPDATE attempt SET state = '" + state + "' WHERE id = '" + attempt + "'");
+        execute("UPDATE outbox SET created_at = now() - interval '8 days', sent_at = "
+                + (sentAgo == null ? "NULL" : "now() - interval '" + sentAgo + "'") + " WHERE attempt_id = '"
+                + attempt + "'");
+        return attempt;
+    }
+
+    private long outboxRowsOf(String attempt) {
+        return count("SELECT count(*) FROM outbox WHERE attempt_id = '" + attempt + "'");
+    }
+
+    @Test
+    void prunesOutboxRowsSentAWeekAgoOfEndedAttemptsOnly() {
+        String endedSentLongAgo = attemptWithOutboxRow("o-1", "failed", "8 days");
+        String endedSentYesterday = attemptWithOutboxRow("o-2", "failed", "1 day");
+        String openSentLongAgo = attemptWithOutboxRow("o-3", "starting", "8 days");
+        String endedNeverSent = attemptWithOutboxRow("o-4", "superseded", null);
+
+        RetentionPruner.Pruned pruned = pruner.prune();
+
+        assertThat(pruned.sentOutboxRows()).isEqualTo(1);
+        assertThat(outboxRowsOf(endedSentLongAgo)).isZero();
+        assertThat(outboxRowsOf(endedSentYesterday)).isEqualTo(1);
+        // Announcing a held attempt again copies the trace its first row kept.
+        assertThat(outboxRowsOf(openSentLongAgo)).isEqualTo(1);
+        assertThat(outboxRowsOf(endedNeverSent)).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM attempt")).isEqualTo(4);
     }
 }

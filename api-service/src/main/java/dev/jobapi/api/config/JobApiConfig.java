@@ -249,6 +249,13 @@ public interface JobApiConfig {
          */
         @WithDefault("30d")
         Duration appliedKeyAge();
+
+        /**
+         * Outbox rows the broker confirmed, of attempts that ended, are kept this long, then deleted:
+         * nothing reads them but a late callback's or a recovery's link to the request's trace.
+         */
+        @WithDefault("7d")
+        Duration sentOutboxAge();
     }
 
     /** Operators' bulk actions by filter (bulk.BulkActions). */

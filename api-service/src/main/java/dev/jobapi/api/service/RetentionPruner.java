@@ -19,9 +19,11 @@ import org.jboss.logging.Logger;
 
 /**
  * Deletes what is past its use, in small batches, one replica at a time: outputs of losing
- * attempts after {@code losing-output-age}, and apply keys of closed jobs after
- * {@code applied-key-age} (past any redelivery window, a closed job is never applied again anyway).
- * Never a job, an attempt, a usage record or an audit record: the ledger stays.
+ * attempts after {@code losing-output-age}, apply keys of closed jobs after {@code applied-key-age}
+ * (past any redelivery window, a closed job is never applied again anyway), and the sent outbox
+ * rows of ended attempts after {@code sent-outbox-age} (one row an attempt and an announcement,
+ * which nothing else ever deleted). Never a job, an attempt, a usage record or an audit record: the
+ * ledger stays.
  */
 @ApplicationScoped
 public class RetentionPruner {
@@ -29,6 +31,12 @@ public class RetentionPruner {
     /** Attempts that ended without winning: their outputs are the losing ones that age out. */
     private static final String[] LOSERS =
             AttemptState.wireNames(EnumSet.of(AttemptState.SUPERSEDED, AttemptState.FAILED)::contains);
+
+    /**
+     * Attempts that can move no more: their outbox rows are announcements no one repeats. An open
+     * attempt's rows stay whatever their age: announcing it again copies its first row's trace.
+     */
+    private static final String[] ENDED = AttemptState.wireNames(AttemptState::isTerminal);
 
     private static final Logger LOG = Logger.getLogger(RetentionPruner.class);
     // Any constant shared by all replicas; only the holder of this advisory lock prunes.
@@ -38,7 +46,7 @@ public class RetentionPruner {
     static final String LOOP = "retention-pruner";
 
     /** What one prune deleted. */
-    public record Pruned(long losingOutputs, long appliedKeys) {}
+    public record Pruned(long losingOutputs, long appliedKeys, long sentOutboxRows) {}
 
     private final EntityManager em;
     private final JobApiConfig.Retention config;
@@ -72,10 +80,10 @@ public class RetentionPruner {
 
     private void pruneAndReport() {
         Pruned pruned = prune();
-        if (pruned.losingOutputs() + pruned.appliedKeys() > 0) {
+        if (pruned.losingOutputs() + pruned.appliedKeys() + pruned.sentOutboxRows() > 0) {
             LOG.infof(
-                    "Retention pruned %d losing outputs and %d apply keys",
-                    pruned.losingOutputs(), pruned.appliedKeys());
+                    "Retention pruned %d losing outputs, %d apply keys and %d sent outbox rows",
+                    pruned.losingOutputs(), pruned.appliedKeys(), pruned.sentOutboxRows());
         }
     }
 
@@ -108,7 +116,17 @@ public class RetentionPruner {
                     JobState.wireNames(JobState::isTerminal));
             keys += Math.max(batch, 0);
         } while (batch == config.batchSize() && !loops.stopping());
-        return new Pruned(outputs, keys);
+        long outboxRows = 0;
+        do {
+            // In the order of the primary key: the oldest rows come first, with no index on sent_at.
+            batch = batch(
+                    "DELETE FROM outbox WHERE id IN (SELECT o.id FROM outbox o JOIN attempt a ON a.id = o.attempt_id"
+                            + " WHERE o.sent_at < ?1 AND a.state = ANY(?3) ORDER BY o.id LIMIT ?2)",
+                    now.minus(config.sentOutboxAge()),
+                    ENDED);
+            outboxRows += Math.max(batch, 0);
+        } while (batch == config.batchSize() && !loops.stopping());
+        return new Pruned(outputs, keys, outboxRows);
     }
 
     /** One batch under the advisory lock; -1 when another replica holds it. */
