@@ -13,10 +13,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The provider-outage fault (issue 32; docs/design.md, rule 21): the fake provider answers 503 to every call
@@ -71,7 +69,7 @@ final class ProviderOutage {
         sleepUntil(until.minus(OVERLAP));
         // Once the breaker holds, calls stop reaching the provider: a hold ends the waiting too.
         int busiest;
-        while ((busiest = busiestStretch(firstSends(from), window)) < 2 * minimumCalls
+        while ((busiest = busiestStretch(sentTo(from, until).firstSends(), window)) < 2 * minimumCalls
                 && holds(from, until).holds() == 0
                 && until.isBefore(from.plus(LONGEST))) {
             until = until.plus(EXTENSION);
@@ -79,7 +77,7 @@ final class ProviderOutage {
             sleepUntil(until.minus(OVERLAP));
         }
         sleepUntil(until.plus(SETTLE));
-        Calls calls = calls(new FakeLog(fake).fetch(), PROVIDER, from, until);
+        Calls calls = sentTo(from, until);
         Holds holds = holds(from, until.plus(SETTLE));
         long beforeHold = holds.first() == null ? calls.sends() : calls.sendsBefore(holds.first());
         String detail = String.format(
@@ -123,18 +121,9 @@ final class ProviderOutage {
         return busiest;
     }
 
-    /** Each attempt's first send to the provider since {@code from}, in order. */
-    private List<Instant> firstSends(Instant from) {
-        Map<String, Instant> first = new HashMap<>();
-        for (JsonNode request : new FakeLog(fake).fetch()) {
-            if (PROVIDER.equals(request.path("model").asText()) && request.hasNonNull("attemptId")) {
-                Instant received = Instant.parse(request.path("receivedAt").asText());
-                if (!received.isBefore(from)) {
-                    first.merge(request.get("attemptId").asText(), received, (a, b) -> a.isBefore(b) ? a : b);
-                }
-            }
-        }
-        return first.values().stream().sorted().toList();
+    /** What the fake provider's log says reached the provider in [from, to). */
+    private Calls sentTo(Instant from, Instant to) {
+        return calls(new FakeLog(fake).fetch(), PROVIDER, from, to);
     }
 
     private static void sleepUntil(Instant instant) throws InterruptedException {
@@ -171,17 +160,30 @@ final class ProviderOutage {
 
     /**
      * The requests for {@code model} (the soak's providers are named by their model) received in [from, to):
-     * the sends, and the attempts they came from.
+     * when each was received, and each attempt's first send.
      */
-    record Calls(long sends, long attempts, List<Instant> at) {
+    record Calls(List<Instant> at, Map<String, Instant> firstSendOfAttempt) {
+        long sends() {
+            return at.size();
+        }
+
+        long attempts() {
+            return firstSendOfAttempt.size();
+        }
+
         long sendsBefore(Instant instant) {
             return at.stream().filter(t -> t.isBefore(instant)).count();
+        }
+
+        /** Each attempt's first send, in order. */
+        List<Instant> firstSends() {
+            return firstSendOfAttempt.values().stream().sorted().toList();
         }
     }
 
     static Calls calls(JsonNode log, String model, Instant from, Instant to) {
         List<Instant> at = new ArrayList<>();
-        Set<String> attempts = new HashSet<>();
+        Map<String, Instant> firstSends = new HashMap<>();
         for (JsonNode request : log) {
             if (!model.equals(request.path("model").asText())) {
                 continue;
@@ -190,11 +192,11 @@ final class ProviderOutage {
             if (!received.isBefore(from) && received.isBefore(to)) {
                 at.add(received);
                 if (request.hasNonNull("attemptId")) {
-                    attempts.add(request.get("attemptId").asText());
+                    firstSends.merge(request.get("attemptId").asText(), received, (a, b) -> a.isBefore(b) ? a : b);
                 }
             }
         }
-        return new Calls(at.size(), attempts.size(), at);
+        return new Calls(at, firstSends);
     }
 
     /** The gate's holds of the provider's attempts in [from, to): the first, how many, of how many attempts, probes. */
