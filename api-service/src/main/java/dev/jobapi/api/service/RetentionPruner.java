@@ -93,40 +93,41 @@ public class RetentionPruner {
      */
     public Pruned prune() {
         Instant now = clock.instant();
-        long outputs = 0;
-        long keys = 0;
+        long outputs = pruneAll(
+                "DELETE FROM generation WHERE attempt_id IN (SELECT g.attempt_id FROM generation g"
+                        + " JOIN attempt a ON a.id = g.attempt_id JOIN job j ON j.id = a.job_id"
+                        + " WHERE a.state = ANY(?3)"
+                        + " AND (j.winning_attempt_id IS NULL OR j.winning_attempt_id <> a.id)"
+                        + " AND g.created_at < ?1 LIMIT ?2)",
+                now.minus(config.losingOutputAge()),
+                LOSERS);
+        long keys = pruneAll(
+                "DELETE FROM applied_patch WHERE idem_key IN (SELECT p.idem_key FROM applied_patch p"
+                        + " JOIN job j ON j.id = p.job_id WHERE j.state = ANY(?3)"
+                        + " AND p.status = 'applied' AND p.applied_at < ?1 LIMIT ?2)",
+                now.minus(config.appliedKeyAge()),
+                JobState.wireNames(JobState::isTerminal));
+        // In the order of the primary key: the oldest rows come first, with no index on sent_at.
+        long outboxRows = pruneAll(
+                "DELETE FROM outbox WHERE id IN (SELECT o.id FROM outbox o JOIN attempt a ON a.id = o.attempt_id"
+                        + " WHERE o.sent_at < ?1 AND a.state = ANY(?3) ORDER BY o.id LIMIT ?2)",
+                now.minus(config.sentOutboxAge()),
+                ENDED);
+        return new Pruned(outputs, keys, outboxRows);
+    }
+
+    /**
+     * Runs {@code delete} batch after batch while a batch came back full and shutdown has not begun;
+     * returns how many rows it deleted (none when another replica holds the lock).
+     */
+    private long pruneAll(String delete, Instant olderThan, String[] states) {
+        long deleted = 0;
         int batch;
         do {
-            batch = batch(
-                    "DELETE FROM generation WHERE attempt_id IN (SELECT g.attempt_id FROM generation g"
-                            + " JOIN attempt a ON a.id = g.attempt_id JOIN job j ON j.id = a.job_id"
-                            + " WHERE a.state = ANY(?3)"
-                            + " AND (j.winning_attempt_id IS NULL OR j.winning_attempt_id <> a.id)"
-                            + " AND g.created_at < ?1 LIMIT ?2)",
-                    now.minus(config.losingOutputAge()),
-                    LOSERS);
-            outputs += Math.max(batch, 0);
+            batch = batch(delete, olderThan, states);
+            deleted += Math.max(batch, 0);
         } while (batch == config.batchSize() && !loops.stopping());
-        do {
-            batch = batch(
-                    "DELETE FROM applied_patch WHERE idem_key IN (SELECT p.idem_key FROM applied_patch p"
-                            + " JOIN job j ON j.id = p.job_id WHERE j.state = ANY(?3)"
-                            + " AND p.status = 'applied' AND p.applied_at < ?1 LIMIT ?2)",
-                    now.minus(config.appliedKeyAge()),
-                    JobState.wireNames(JobState::isTerminal));
-            keys += Math.max(batch, 0);
-        } while (batch == config.batchSize() && !loops.stopping());
-        long outboxRows = 0;
-        do {
-            // In the order of the primary key: the oldest rows come first, with no index on sent_at.
-            batch = batch(
-                    "DELETE FROM outbox WHERE id IN (SELECT o.id FROM outbox o JOIN attempt a ON a.id = o.attempt_id"
-                            + " WHERE o.sent_at < ?1 AND a.state = ANY(?3) ORDER BY o.id LIMIT ?2)",
-                    now.minus(config.sentOutboxAge()),
-                    ENDED);
-            outboxRows += Math.max(batch, 0);
-        } while (batch == config.batchSize() && !loops.stopping());
-        return new Pruned(outputs, keys, outboxRows);
+        return deleted;
     }
 
     /** One batch under the advisory lock; -1 when another replica holds it. */
