@@ -12,6 +12,7 @@ import jakarta.transaction.Transactional;
 import java.math.BigDecimal;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
@@ -275,21 +276,50 @@ public class AttemptWork {
                 .getResultList();
     }
 
+    private static final String INSERT_GENERATION =
+            "INSERT INTO generation (attempt_id, patch, output_digest, created_at)"
+                    + " VALUES (?, ?, ?, ?) ON CONFLICT (attempt_id) DO NOTHING";
+
+    private static final String INSERT_USAGE =
+            "INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens,"
+                    + " source, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (attempt_id) DO NOTHING";
+
     /**
-     * Stores the generation once; a second store of the same attempt is a no-op.
-     *
-     * @return true when this call stored it, false when the attempt had a generation already
+     * Both inserts of an answer in one statement, one round trip: whether each row was written.
+     * Rows of one statement are written together; the settlement trigger of the usage row (rule 20)
+     * runs at its end, as after an insert of its own.
      */
-    public boolean storeGeneration(UUID attemptId, byte[] patch, String outputDigest, Instant now) {
+    private static final String INSERT_ANSWER = "WITH generation_stored AS (" + INSERT_GENERATION + " RETURNING 1),"
+            + " usage_stored AS (" + INSERT_USAGE + " RETURNING 1)"
+            + " SELECT EXISTS (SELECT 1 FROM generation_stored), EXISTS (SELECT 1 FROM usage_stored)";
+
+    /** Which rows of an answer {@link #storeAnswer} wrote: false where the attempt had one already. */
+    public record StoredAnswer(boolean generationStored, boolean usageStored) {}
+
+    /**
+     * Stores a completed answer once per attempt: its generation, and what the provider reported it
+     * spent ({@code usage} null: that it reported nothing). A row the attempt has already (another
+     * path stored the answer first) stays as it is.
+     */
+    public StoredAnswer storeAnswer(
+            UUID attemptId,
+            byte[] patch,
+            String outputDigest,
+            String ownerId,
+            String provider,
+            ProviderOutcome.Usage usage,
+            Instant now) {
         return onConnection(connection -> {
-            try (PreparedStatement insert =
-                    connection.prepareStatement("INSERT INTO generation (attempt_id, patch, output_digest, created_at)"
-                            + " VALUES (?, ?, ?, ?) ON CONFLICT (attempt_id) DO NOTHING")) {
+            try (PreparedStatement insert = connection.prepareStatement(INSERT_ANSWER)) {
                 insert.setObject(1, attemptId);
                 insert.setBytes(2, patch);
                 insert.setString(3, outputDigest);
                 insert.setObject(4, timestamp(now));
-                return insert.executeUpdate() == 1;
+                bindUsage(insert, 5, attemptId, ownerId, provider, usage, now);
+                try (ResultSet stored = insert.executeQuery()) {
+                    stored.next();
+                    return new StoredAnswer(stored.getBoolean(1), stored.getBoolean(2));
+                }
             }
         });
     }
@@ -313,19 +343,30 @@ public class AttemptWork {
     public boolean recordUsage(
             UUID attemptId, String ownerId, String provider, ProviderOutcome.Usage usage, Instant now) {
         return onConnection(connection -> {
-            try (PreparedStatement insert = connection.prepareStatement(
-                    "INSERT INTO usage_record (attempt_id, owner_id, provider, prompt_tokens, completion_tokens,"
-                            + " source, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (attempt_id) DO NOTHING")) {
-                insert.setObject(1, attemptId);
-                insert.setString(2, ownerId);
-                insert.setString(3, provider);
-                insert.setObject(4, usage == null ? null : usage.promptTokens(), Types.INTEGER);
-                insert.setObject(5, usage == null ? null : usage.completionTokens(), Types.INTEGER);
-                insert.setString(6, usage == null ? "unknown" : "provider_reported");
-                insert.setObject(7, timestamp(now));
+            try (PreparedStatement insert = connection.prepareStatement(INSERT_USAGE)) {
+                bindUsage(insert, 1, attemptId, ownerId, provider, usage, now);
                 return insert.executeUpdate() == 1;
             }
         });
+    }
+
+    /** Binds {@link #INSERT_USAGE}'s seven parameters from {@code first} on. */
+    private static void bindUsage(
+            PreparedStatement insert,
+            int first,
+            UUID attemptId,
+            String ownerId,
+            String provider,
+            ProviderOutcome.Usage usage,
+            Instant now)
+            throws SQLException {
+        insert.setObject(first, attemptId);
+        insert.setString(first + 1, ownerId);
+        insert.setString(first + 2, provider);
+        insert.setObject(first + 3, usage == null ? null : usage.promptTokens(), Types.INTEGER);
+        insert.setObject(first + 4, usage == null ? null : usage.completionTokens(), Types.INTEGER);
+        insert.setString(first + 5, usage == null ? "unknown" : "provider_reported");
+        insert.setObject(first + 6, timestamp(now));
     }
 
     /**

@@ -152,20 +152,24 @@ public class AttemptOutcomes {
     }
 
     /**
-     * Stores the provider's patch as the attempt's generation, once per attempt: when another path
-     * stored one first (a reconciliation, a redelivery), that one is the attempt's output. The step
-     * keeps the stored patch for its apply.
+     * Stores a completed answer once per attempt, its patch as the attempt's generation and the usage
+     * the provider reported, by one statement. When another path stored a generation first (a
+     * reconciliation, a redelivery), that one is the attempt's output. The step keeps the stored
+     * patch for its apply.
      *
      * @return the digest of the attempt's stored output
      */
-    String storeGeneration(Loaded step, byte[] patch) {
-        UUID attemptId = step.attempt().id();
+    String storeAnswer(Loaded step, byte[] patch, ProviderOutcome.Usage usage) {
+        Attempt attempt = step.attempt();
         String digest = Sha256.prefixed(patch);
-        if (work.storeGeneration(attemptId, patch, digest, step.now())) {
+        AttemptWork.StoredAnswer stored = work.storeAnswer(
+                attempt.id(), patch, digest, step.job().ownerId(), attempt.provider(), usage, step.now());
+        usageStored(step, usage, stored.usageStored());
+        if (stored.generationStored()) {
             step.keepStoredPatch(patch);
             return digest;
         }
-        return attempts.generation(attemptId)
+        return attempts.generation(attempt.id())
                 .map(first -> {
                     step.keepStoredPatch(first.patch());
                     return first.outputDigest();
@@ -178,18 +182,21 @@ public class AttemptOutcomes {
      * reported nothing (source unknown), which is never silent spend either.
      */
     void recordUsage(Loaded step, ProviderOutcome.Usage usage) {
-        storeUsage(step, usage);
-        events.record(step.attempt().jobId(), step.attempt().id(), JobEventKind.USAGE_RECORDED, describe(usage));
+        Attempt attempt = step.attempt();
+        usageStored(
+                step,
+                usage,
+                work.recordUsage(attempt.id(), step.job().ownerId(), attempt.provider(), usage, step.now()));
+        events.record(attempt.jobId(), attempt.id(), JobEventKind.USAGE_RECORDED, describe(usage));
     }
 
-    /** {@link #recordUsage} for a caller whose own timeline event describes the usage. */
-    void storeUsage(Loaded step, ProviderOutcome.Usage usage) {
-        Attempt attempt = step.attempt();
-        if (work.recordUsage(attempt.id(), step.job().ownerId(), attempt.provider(), usage, step.now())
-                && usage != null) {
+    /** What the step keeps of a usage it wrote ({@code stored}) or found written, and its metric. */
+    private void usageStored(Loaded step, ProviderOutcome.Usage usage, boolean stored) {
+        if (stored && usage != null) {
             step.keepReportedUsageStored();
         }
-        step.afterCommit(() -> metrics.tokens(attempt.provider(), usage));
+        String provider = step.attempt().provider();
+        step.afterCommit(() -> metrics.tokens(provider, usage));
     }
 
     static String describe(ProviderOutcome.Usage usage) {

@@ -159,8 +159,7 @@ public class RecordStep {
 
     private String storeAnswer(Loaded step, ProviderOutcome.Completed completed, Origin origin) {
         Attempt attempt = step.attempt();
-        String digest = outcomes.storeGeneration(step, completed.patch());
-        outcomes.storeUsage(step, completed.usage());
+        String digest = outcomes.storeAnswer(step, completed.patch(), completed.usage());
         // One row for the answer and its usage, written together (issue 33: only rows a person reads).
         events.record(
                 attempt.jobId(),
