@@ -58,15 +58,19 @@ SELECT EXISTS (SELECT 1 FROM provider_pause WHERE provider = 'fake-a' FOR SHARE)
   CROSS JOIN LATERAL (SELECT array_agg(period) AS periods, array_agg(provider) AS providers,
                              array_agg(limit_usd) AS limits, array_agg(soft_percent::integer) AS soft_percents
                         FROM spend_budget WHERE owner_id = 'pgbench') b;
-UPDATE attempt SET lease_owner = 'pgbench', lease_expires_at = statement_timestamp() + 30000 * interval '1 millisecond',
-                   sent_at = now(), updated_at = now(), version = version + 1, price_id = NULL, reserved_usd = NULL,
-                   reserved_in = '{}', reservation_open = false
-  WHERE id = :attempt_id AND state = 'starting' AND lease_owner IS NULL
-    AND NOT EXISTS (SELECT 1 FROM generation WHERE attempt_id = :attempt_id);
--- The job starts running (Job.writeBack).
-UPDATE job SET state = 'running', winning_attempt_id = NULL, review_reason = NULL, cancel_reason = NULL,
-               updated_at = now(), version = version + 1
-  WHERE id = :job_id AND version = 0;
+-- The claim and the job's start to running in one statement (AttemptWork.claim).
+WITH claimed AS (
+  UPDATE attempt SET lease_owner = 'pgbench', lease_expires_at = statement_timestamp() + 30000 * interval '1 millisecond',
+                     sent_at = now(), updated_at = now(), version = version + 1, price_id = NULL, reserved_usd = NULL,
+                     reserved_in = '{}', reservation_open = false
+    WHERE id = :attempt_id AND state = 'starting' AND lease_owner IS NULL
+      AND NOT EXISTS (SELECT 1 FROM generation WHERE attempt_id = :attempt_id)
+  RETURNING 1),
+started AS (
+  UPDATE job SET state = 'running', updated_at = now(), version = version + 1
+    WHERE id = :job_id AND version = 0 AND EXISTS (SELECT 1 FROM claimed)
+  RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM claimed), EXISTS (SELECT 1 FROM started);
 -- The transaction's timeline rows in one statement (JobEvents), before the commit.
 INSERT INTO job_event (job_id, owner_id, attempt_id, at, kind, detail)
   SELECT job_id::uuid, (SELECT owner_id FROM job WHERE id = recorded.job_id::uuid), attempt_id::uuid, at::timestamptz,

@@ -218,6 +218,17 @@ public class Job {
         }
     }
 
+    /**
+     * Starts the job as a statement of the caller's own already wrote it, with its version checked
+     * and raised ({@code state} running, {@code updated_at} {@code now}): for a start written
+     * together with another row in one statement (the claim of its attempt), which {@link #writeBack}
+     * must not write again.
+     */
+    public void startedByStatement(Instant now) {
+        start(now);
+        version++;
+    }
+
     /** An attempt's outcome is unknown: a person has to look before anything else is tried. */
     public void requireReview(String reason, Instant now) {
         if (state != JobState.NEEDS_REVIEW) {

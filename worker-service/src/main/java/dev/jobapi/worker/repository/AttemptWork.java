@@ -4,6 +4,7 @@ import dev.jobapi.common.apply.ApplyKey;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.attempt.UsageSource;
 import dev.jobapi.common.budget.SpendBudgets;
+import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobState;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -52,33 +53,66 @@ public class AttemptWork {
         this.em = em;
     }
 
+    private static final String CLAIM = "UPDATE attempt SET lease_owner = ?,"
+            + " lease_expires_at = statement_timestamp() + ? * interval '1 millisecond',"
+            + " sent_at = ?, updated_at = ?, version = version + 1,"
+            + " price_id = ?, reserved_usd = ?, reserved_in = ?, reservation_open = ?"
+            + " WHERE id = ? AND state = 'starting' AND lease_owner IS NULL"
+            + " AND NOT EXISTS (SELECT 1 FROM generation WHERE attempt_id = ?)";
+
+    /**
+     * {@link #CLAIM} and the start of its job to running in one statement, where a step's end would
+     * write the job with a statement of its own ({@code Job.writeBack}): one round trip a job fewer.
+     */
+    private static final String CLAIM_AND_START = "WITH claimed AS (" + CLAIM + " RETURNING 1),"
+            + " started AS (UPDATE job SET state = ?, updated_at = ?, version = version + 1"
+            + " WHERE id = ? AND version = ? AND EXISTS (SELECT 1 FROM claimed) RETURNING 1)"
+            + " SELECT EXISTS (SELECT 1 FROM claimed), EXISTS (SELECT 1 FROM started)";
+
+    /** What a claim wrote: the attempt's claim, and the start of its job when it was asked to. */
+    public record Claim(boolean claimed, boolean jobStarted) {}
+
     /**
      * Claims a starting attempt that nobody holds and whose answer is not stored, and records that
      * its request goes out now, at which price and with which money reservation (rule 20). The lease
-     * runs on the database's clock, so workers whose clocks differ agree on when it ends.
+     * runs on the database's clock, so workers whose clocks differ agree on when it ends. Given a
+     * job to start, the same statement starts it, one round trip: only when the claim matched, and
+     * only at the version given (the write-back's compare-and-swap).
      *
-     * @return false when another worker holds or held it, or its answer is stored already
+     * @param jobToStart the attempt's job as loaded, when it is not running yet; else null
+     * @return not claimed when another worker holds or held it, or its answer is stored already (the
+     *     job is then not written); claimed but not started when the job changed since the load
      */
-    public boolean claim(
-            UUID attemptId, String workerId, Instant now, Duration lease, SpendBudgets.Reserved reservation) {
+    public Claim claim(
+            UUID attemptId,
+            String workerId,
+            Instant now,
+            Duration lease,
+            SpendBudgets.Reserved reservation,
+            Job jobToStart) {
         return onConnection(connection -> {
-            try (PreparedStatement update = connection.prepareStatement("UPDATE attempt SET lease_owner = ?,"
-                    + " lease_expires_at = statement_timestamp() + ? * interval '1 millisecond',"
-                    + " sent_at = ?, updated_at = ?, version = version + 1,"
-                    + " price_id = ?, reserved_usd = ?, reserved_in = ?, reservation_open = ?"
-                    + " WHERE id = ? AND state = 'starting' AND lease_owner IS NULL"
-                    + " AND NOT EXISTS (SELECT 1 FROM generation WHERE attempt_id = ?)")) {
-                update.setString(1, workerId);
-                update.setLong(2, lease.toMillis());
-                update.setObject(3, timestamp(now));
-                update.setObject(4, timestamp(now));
-                update.setObject(5, reservation.priceId(), Types.BIGINT);
-                update.setBigDecimal(6, reservation.amountUsd());
-                update.setArray(7, connection.createArrayOf("text", reservation.windowNames()));
-                update.setBoolean(8, reservation.amountUsd() != null);
-                update.setObject(9, attemptId);
-                update.setObject(10, attemptId);
-                return update.executeUpdate() == 1;
+            try (PreparedStatement claim = connection.prepareStatement(jobToStart == null ? CLAIM : CLAIM_AND_START)) {
+                claim.setString(1, workerId);
+                claim.setLong(2, lease.toMillis());
+                claim.setObject(3, timestamp(now));
+                claim.setObject(4, timestamp(now));
+                claim.setObject(5, reservation.priceId(), Types.BIGINT);
+                claim.setBigDecimal(6, reservation.amountUsd());
+                claim.setArray(7, connection.createArrayOf("text", reservation.windowNames()));
+                claim.setBoolean(8, reservation.amountUsd() != null);
+                claim.setObject(9, attemptId);
+                claim.setObject(10, attemptId);
+                if (jobToStart == null) {
+                    return new Claim(claim.executeUpdate() == 1, false);
+                }
+                claim.setString(11, JobState.RUNNING.wireName());
+                claim.setObject(12, timestamp(now));
+                claim.setObject(13, jobToStart.id());
+                claim.setLong(14, jobToStart.version());
+                try (ResultSet written = claim.executeQuery()) {
+                    written.next();
+                    return new Claim(written.getBoolean(1), written.getBoolean(2));
+                }
             }
         });
     }

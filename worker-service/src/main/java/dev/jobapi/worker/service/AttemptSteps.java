@@ -36,7 +36,8 @@ import org.jboss.logging.Logger;
  *
  * <p>The two rows are not in the session's persistence context: the load, the snapshots, the dirty
  * check and the flush of a managed attempt and job were more than a third of the worker's CPU per
- * job (bench/ANALYSIS.md). A step compares each row with what it loaded and writes only what changed.
+ * job (bench/ANALYSIS.md). A step compares each row with what it loaded and writes only what changed;
+ * the claim starts the job in its own statement, and the step then compares the job with that write.
  * What a step creates (a fallback's attempt and its outbox row) still goes through the session.
  *
  * <p>rocket-rides-atomic's {@code atomic_phase} is the model: a step either commits whole or not at
@@ -70,7 +71,9 @@ public class AttemptSteps {
         private final Attempt attempt;
         private final Job job;
         private final Attempt.Changeable attemptAsLoaded;
-        private final Job.Changeable jobAsLoaded;
+        /** The job as its row holds it for this step: as loaded, or as the claim's statement wrote it. */
+        private Job.Changeable jobAsStored;
+
         private final Instant now;
         private final List<Runnable> afterCommit = new ArrayList<>();
         private byte[] storedPatch;
@@ -83,13 +86,13 @@ public class AttemptSteps {
                 Attempt attempt,
                 Attempt.Changeable attemptAsLoaded,
                 Job job,
-                Job.Changeable jobAsLoaded,
+                Job.Changeable jobAsStored,
                 Instant now) {
             this.em = em;
             this.attempt = attempt;
             this.attemptAsLoaded = attemptAsLoaded;
             this.job = job;
-            this.jobAsLoaded = jobAsLoaded;
+            this.jobAsStored = jobAsStored;
             this.now = now;
         }
 
@@ -133,6 +136,16 @@ public class AttemptSteps {
          */
         public void checkJobAtCommit() {
             jobCheckedAtCommit = true;
+        }
+
+        /**
+         * Starts the job, whose row the claim's own statement started ({@link
+         * dev.jobapi.worker.repository.AttemptWork#claim}): in memory as written there, one version
+         * up, so that the step's end writes it only when something after the claim changed it again.
+         */
+        void jobStartedByTheClaim() {
+            job.startedByStatement(now);
+            jobAsStored = job.changeable();
         }
 
         public Attempt attempt() {
@@ -287,13 +300,13 @@ public class AttemptSteps {
         }
         Job job = loaded.job;
         Job.Changeable jobNow = job.changeable();
-        if (loaded.jobAsLoaded.equals(jobNow)) {
+        if (loaded.jobAsStored.equals(jobNow)) {
             if (loaded.jobCheckedAtCommit) {
                 loaded.lockJob();
             }
             return;
         }
-        if (!Objects.equals(loaded.jobAsLoaded.winningAttemptId(), jobNow.winningAttemptId())) {
+        if (!Objects.equals(loaded.jobAsStored.winningAttemptId(), jobNow.winningAttemptId())) {
             try (StatelessSession writer =
                     session.statelessWithOptions().connection().open()) {
                 writer.update(job);

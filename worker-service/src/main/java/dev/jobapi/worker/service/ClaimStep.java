@@ -10,6 +10,7 @@ import dev.jobapi.common.callback.CallbackInbox;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
+import dev.jobapi.common.job.JobState;
 import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.fallback.AutomaticFallback;
 import dev.jobapi.worker.provider.HoldCause;
@@ -19,6 +20,7 @@ import dev.jobapi.worker.provider.ProviderRequest;
 import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.persistence.OptimisticLockException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
@@ -252,8 +254,16 @@ public class ClaimStep {
         Job job = step.job();
         // The claim refuses an attempt with a stored answer, so the free attempt of the common case
         // is claimed without a read of its generation first.
-        if (work.claim(attempt.id(), workerId, step.now(), config.worker().lease(), reserved)) {
-            job.start(step.now());
+        boolean startsTheJob = job.state() != JobState.RUNNING;
+        AttemptWork.Claim claim = work.claim(
+                attempt.id(), workerId, step.now(), config.worker().lease(), reserved, startsTheJob ? job : null);
+        if (claim.claimed()) {
+            if (startsTheJob) {
+                if (!claim.jobStarted()) {
+                    throw new OptimisticLockException("Job " + job.id() + " changed since this step loaded it");
+                }
+                step.jobStartedByTheClaim();
+            }
             String claimed = "by " + workerId + ", request sent at " + step.now()
                     + (probe ? ", the probe of " + attempt.provider() + "'s circuit breaker" : "")
                     + (reserved.amountUsd() == null

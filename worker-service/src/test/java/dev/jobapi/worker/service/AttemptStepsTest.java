@@ -47,6 +47,9 @@ class AttemptStepsTest extends WorkerTestSupport {
     AttemptWork work;
 
     @Inject
+    ClaimStep claim;
+
+    @Inject
     SessionFactory sessions;
 
     @Test
@@ -154,6 +157,47 @@ class AttemptStepsTest extends WorkerTestSupport {
         assertThat(runs).as("the stale write failed its version check").isEqualTo(2);
         assertThat(text("SELECT review_reason FROM job WHERE id = '" + job + "'"))
                 .isEqualTo("looked at in run 2");
+    }
+
+    @Test
+    void aClaimStartsItsJobInItsOwnStatementAndTheStepDoesNotWriteTheJobAgain() {
+        UUID job = aJob("a claim that starts its job");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+
+        ClaimStep.Decision decision = steps.run(attempt, null, step -> claim.decide(step, false));
+
+        assertThat(decision.next()).isEqualTo(ClaimStep.Next.CALL);
+        assertThat(text("SELECT state || ' ' || version FROM job WHERE id = '" + job + "'"))
+                .as("started by the claim's statement, one version up, not written again at the step's end")
+                .isEqualTo("running 1");
+        assertThat(text("SELECT lease_owner IS NOT NULL FROM attempt WHERE id = '" + attempt + "'"))
+                .isEqualTo("true");
+    }
+
+    @Test
+    void aClaimWhoseJobChangedSinceTheLoadRunsTheStepAgainAndStartsTheJobOnce() {
+        UUID job = aJob("a claim whose job changed since its load");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        AtomicInteger runs = new AtomicInteger();
+
+        ClaimStep.Decision decision = steps.run(attempt, null, step -> {
+            if (runs.incrementAndGet() == 1) {
+                // Committed between this run's load and its claim: a reviewer's change, say.
+                execute("UPDATE job SET version = version + 1 WHERE id = '" + job + "'");
+            }
+            return claim.decide(step, false);
+        });
+
+        assertThat(runs)
+                .as("the claim's start of the job failed its version check")
+                .hasValue(2);
+        assertThat(decision.next()).isEqualTo(ClaimStep.Next.CALL);
+        assertThat(text("SELECT state || ' ' || version FROM job WHERE id = '" + job + "'"))
+                .isEqualTo("running 2");
+        assertThat(count("SELECT count(*) FROM job_event WHERE attempt_id = '" + attempt
+                        + "' AND kind = 'attempt.claimed'"))
+                .as("the first run's claim rolled back with it")
+                .isEqualTo(1);
     }
 
     /**
