@@ -142,8 +142,14 @@ public class AttemptSteps {
          * Starts the job, whose row the claim's own statement started ({@link
          * dev.jobapi.worker.repository.AttemptWork#claim}): in memory as written there, one version
          * up, so that the step's end writes it only when something after the claim changed it again.
+         * The claim's statement writes the start alone: a job this step changed before its claim
+         * would have that change taken as written, and is refused.
          */
         void jobStartedByTheClaim() {
+            if (!jobAsStored.equals(job.changeable())) {
+                throw new IllegalStateException("Job " + job.id()
+                        + " was changed by this step before its claim, whose statement writes only the start");
+            }
             job.startedByStatement(now);
             jobAsStored = job.changeable();
         }

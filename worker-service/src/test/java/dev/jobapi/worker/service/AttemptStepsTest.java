@@ -1,6 +1,7 @@
 package dev.jobapi.worker.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.jobapi.common.attempt.Attempt;
@@ -172,6 +173,22 @@ class AttemptStepsTest extends WorkerTestSupport {
                 .isEqualTo("running 1");
         assertThat(text("SELECT lease_owner IS NOT NULL FROM attempt WHERE id = '" + attempt + "'"))
                 .isEqualTo("true");
+    }
+
+    @Test
+    void aJobChangedInTheStepBeforeTheClaimIsNotTakenAsWrittenByTheClaim() {
+        UUID job = aJob("a step that changes its job before the claim");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+
+        assertThatThrownBy(() -> steps.run(attempt, null, step -> {
+                    step.job().requireReview("changed before the claim", step.now());
+                    step.jobStartedByTheClaim();
+                    return null;
+                }))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("writes only the start");
+        assertThat(text("SELECT state || ' ' || version FROM job WHERE id = '" + job + "'"))
+                .isEqualTo("accepted 0");
     }
 
     @Test
