@@ -168,7 +168,7 @@ class AttemptStepsTest extends WorkerTestSupport {
         ClaimStep.Decision decision = steps.run(attempt, null, step -> claim.decide(step, false));
 
         assertThat(decision.next()).isEqualTo(ClaimStep.Next.CALL);
-        assertThat(text("SELECT state || ' ' || version FROM job WHERE id = '" + job + "'"))
+        assertThat(stateAndVersion(job))
                 .as("started by the claim's statement, one version up, not written again at the step's end")
                 .isEqualTo("running 1");
         assertThat(text("SELECT lease_owner IS NOT NULL FROM attempt WHERE id = '" + attempt + "'"))
@@ -187,8 +187,7 @@ class AttemptStepsTest extends WorkerTestSupport {
                 }))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("writes only the start");
-        assertThat(text("SELECT state || ' ' || version FROM job WHERE id = '" + job + "'"))
-                .isEqualTo("accepted 0");
+        assertThat(stateAndVersion(job)).isEqualTo("accepted 0");
     }
 
     @Test
@@ -209,12 +208,16 @@ class AttemptStepsTest extends WorkerTestSupport {
                 .as("the claim's start of the job failed its version check")
                 .hasValue(2);
         assertThat(decision.next()).isEqualTo(ClaimStep.Next.CALL);
-        assertThat(text("SELECT state || ' ' || version FROM job WHERE id = '" + job + "'"))
-                .isEqualTo("running 2");
+        assertThat(stateAndVersion(job)).isEqualTo("running 2");
         assertThat(count("SELECT count(*) FROM job_event WHERE attempt_id = '" + attempt
                         + "' AND kind = 'attempt.claimed'"))
                 .as("the first run's claim rolled back with it")
                 .isEqualTo(1);
+    }
+
+    /** The job's state and version as committed, as "running 1". */
+    private String stateAndVersion(UUID job) {
+        return text("SELECT state || ' ' || version FROM job WHERE id = '" + job + "'");
     }
 
     /**
