@@ -84,10 +84,11 @@ public class WebhookDispatcher {
     private final BackgroundLoops loops;
     private final ObjectMapper json;
     private final Clock clock;
-    private final HttpClient http;
     private final Counter delivered;
     private final Counter retried;
     private final Counter failed;
+    /** Built by the first send ({@link #http()}). */
+    private HttpClient http;
 
     WebhookDispatcher(
             PlainTransactions transactions,
@@ -103,13 +104,6 @@ public class WebhookDispatcher {
         this.loops = loops;
         this.json = json;
         this.clock = clock;
-        // Never redirected: a redirect would go where the destination check never looked, and the
-        // specification counts a 3xx as a failure. HTTP/1.1: no cleartext upgrade offered to receivers.
-        this.http = HttpClient.newBuilder()
-                .followRedirects(HttpClient.Redirect.NEVER)
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(this.config.requestTimeout())
-                .build();
         String name = "jobapi.webhook.tries";
         String help = "Webhook tries by outcome: delivered, retried later, or failed for good";
         this.delivered = Counter.builder(name)
@@ -239,6 +233,24 @@ public class WebhookDispatcher {
                 body);
     }
 
+    /**
+     * The client of every delivery, built by the first: building it loads the JDK's default TLS
+     * context and its trust store, 0.2 s of each api start that most deployments, with no webhook,
+     * would never use (bench/ANALYSIS.md). Never redirected: a redirect would go where the
+     * destination check never looked, and the specification counts a 3xx as a failure. HTTP/1.1: no
+     * cleartext upgrade offered to receivers.
+     */
+    private synchronized HttpClient http() {
+        if (http == null) {
+            http = HttpClient.newBuilder()
+                    .followRedirects(HttpClient.Redirect.NEVER)
+                    .version(HttpClient.Version.HTTP_1_1)
+                    .connectTimeout(config.requestTimeout())
+                    .build();
+        }
+        return http;
+    }
+
     private CompletableFuture<Outcome> send(Due delivery) {
         if (delivery.disabledReason() != null) {
             return CompletableFuture.completedFuture(
@@ -262,7 +274,7 @@ public class WebhookDispatcher {
                 .build();
         // The answer's body is never read: closing its stream at once ends a receiver that would
         // stream one forever.
-        return http.sendAsync(request, HttpResponse.BodyHandlers.ofInputStream())
+        return http().sendAsync(request, HttpResponse.BodyHandlers.ofInputStream())
                 .orTimeout(config.requestTimeout().toMillis() + 1_000, TimeUnit.MILLISECONDS)
                 .handle((response, failure) -> {
                     if (failure != null) {
