@@ -31,9 +31,9 @@ import java.util.Optional;
  *   growth-post, growth-get  size stored rate + result        (6) p99 against the first size, goal at the last
  *   api-memory       peak_mb end_mb                           (7) with its goal
  *   worker-memory    worker mb                                (7)
- *   api-ready        start (first or restart) ms [stored]     (7) with its goal
+ *   api-ready        start (first or restart) ms [cpu_ms] [stored]  (7) with its goal
  *   api-first-post   seconds                                  (7)
- *   worker-ready     worker ms                                (7)
+ *   worker-ready     worker ms [cpu_ms]                       (7)
  *   api-started-in   seconds (what Quarkus logged)            a note
  *   fairness         order backlog seconds left               (8) another owner's job behind a backlog,
  *                                                             with its goal when the relay takes turns
@@ -258,7 +258,7 @@ final class Results {
                                 ? "api start to ready (restart, " + o.text("stored") + " jobs stored)"
                                 : "api start to ready (first start: migrates the schema)",
                         "-",
-                        o.text("ms") + " ms",
+                        startTime(o),
                         "-",
                         "-",
                         "-",
@@ -281,7 +281,7 @@ final class Results {
                         "7",
                         "worker-" + o.text("worker") + " start to ready",
                         "-",
-                        o.text("ms") + " ms",
+                        startTime(o),
                         "-",
                         "-",
                         "-",
@@ -451,6 +451,14 @@ final class Results {
         return number(a)
                 .flatMap(x -> below.map(y -> String.format(Locale.ROOT, "%.2f", x / y)))
                 .orElse("-");
+    }
+
+    /** A start's wall clock to ready, and the CPU it took when the run recorded that (logs before it did not). */
+    private static String startTime(Observation o) {
+        return o.text("ms") + " ms"
+                + o.number("cpu_ms")
+                        .map(cpu -> ", " + cpu.longValue() + " ms of CPU")
+                        .orElse("");
     }
 
     /**

@@ -150,8 +150,8 @@ class ResultsTest {
                 "worker-memory worker=1 mb=401",
                 "api-ready start=first ms=2999",
                 "api-first-post seconds=0.378",
-                "api-ready start=restart ms=5541 stored=1002808",
-                "worker-ready worker=1 ms=4649");
+                "api-ready start=restart ms=5541 cpu_ms=7018 stored=1002808",
+                "worker-ready worker=1 ms=4649 cpu_ms=6120");
 
         assertEquals(
                 List.of(
@@ -159,8 +159,8 @@ class ResultsTest {
                         "| 7 | worker-1 resident memory after the run | - | 401 MB | - | - | - | - | - |",
                         "| 7 | api start to ready (first start: migrates the schema) | - | 2999 ms | - | - | - | - | < 3 s: met |",
                         "| 7 | api first POST /jobs after ready | - | 378 ms | - | - | - | - | - |",
-                        "| 7 | api start to ready (restart, 1002808 jobs stored) | - | 5541 ms | - | - | - | - | < 3 s: MISSED |",
-                        "| 7 | worker-1 start to ready | - | 4649 ms | - | - | - | - | - |"),
+                        "| 7 | api start to ready (restart, 1002808 jobs stored) | - | 5541 ms, 7018 ms of CPU | - | - | - | - | < 3 s: MISSED |",
+                        "| 7 | worker-1 start to ready | - | 4649 ms, 6120 ms of CPU | - | - | - | - | - |"),
                 rows);
     }
 
