@@ -6,7 +6,6 @@ import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Alternative;
 import jakarta.inject.Inject;
-import java.time.Clock;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 
 /**
@@ -24,8 +23,8 @@ public class CachingJwtParser extends DefaultJWTParser {
     private final VerifiedTokens verified;
 
     @Inject
-    CachingJwtParser(Clock clock) {
-        this.verified = new VerifiedTokens(clock);
+    CachingJwtParser(VerifiedTokens verified) {
+        this.verified = verified;
     }
 
     @Override

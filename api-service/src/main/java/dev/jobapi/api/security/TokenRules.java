@@ -27,15 +27,18 @@ import org.eclipse.microprofile.jwt.JsonWebToken;
 public class TokenRules implements SecurityIdentityAugmentor {
 
     private final ObjectMapper mapper;
+    private final VerifiedTokens verified;
     private final Clock clock;
     private final Duration clockSkew;
 
     TokenRules(
             ObjectMapper mapper,
+            VerifiedTokens verified,
             Clock clock,
             // The same skew smallrye-jwt allows on exp, so both ends of a token's life have one tolerance.
             @ConfigProperty(name = "mp.jwt.verify.clock.skew") int clockSkewSeconds) {
         this.mapper = mapper;
+        this.verified = verified;
         this.clock = clock;
         this.clockSkew = Duration.ofSeconds(clockSkewSeconds);
     }
@@ -46,7 +49,7 @@ public class TokenRules implements SecurityIdentityAugmentor {
             return Uni.createFrom().item(identity);
         }
         try {
-            check(claims(token.getRawToken()));
+            check(token.getRawToken());
             return Uni.createFrom().item(identity);
         } catch (TokenRefusedException e) {
             return Uni.createFrom().failure(new AuthenticationFailedException(e.getMessage(), e));
@@ -55,12 +58,17 @@ public class TokenRules implements SecurityIdentityAugmentor {
 
     /**
      * The claim rules for a token whose signature was verified: the guard that reads bodies asks
-     * them before a body is read, as the augmentor does before any handler runs.
+     * them before a body is read, as the augmentor does before any handler runs. A token that met
+     * them since its verification is not read again ({@link VerifiedTokens}).
      *
      * @throws TokenRefusedException naming the rule the token breaks
      */
     public void check(String rawToken) {
+        if (rawToken != null && verified.metTheRules(rawToken)) {
+            return;
+        }
         check(claims(rawToken));
+        verified.noteMetTheRules(rawToken);
     }
 
     /** The claims exactly as the issuer wrote them; the signature over them was verified already. */

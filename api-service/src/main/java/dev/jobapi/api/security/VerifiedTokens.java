@@ -1,5 +1,6 @@
 package dev.jobapi.api.security;
 
+import jakarta.inject.Singleton;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -16,7 +17,14 @@ import org.eclipse.microprofile.jwt.JsonWebToken;
  *
  * <p>The trust ends at {@code exp} itself, without the clock skew the verifier allows past it: a
  * token near its end goes back to the verifier, which decides with its own tolerance.
+ *
+ * <p>A held token also notes when it met {@link TokenRules}: a request asks the rules three times
+ * (the trace context's check, the upload guard, the augmentor), each a read of the raw claims, and a
+ * token that met them meets them again (each rule reads only the claims, and the one that reads the
+ * clock refuses an {@code iat} ahead of it, which the clock only leaves behind). The note goes with
+ * the entry: a token verified again is held to the rules again.
  */
+@Singleton
 final class VerifiedTokens {
 
     /** How long one verification is reused at most; it bounds how long a token outlives its key. */
@@ -25,7 +33,7 @@ final class VerifiedTokens {
     /** Most tokens held at once. */
     static final int CAPACITY = 10_000;
 
-    private record Verified(JsonWebToken token, Instant trustedUntil) {}
+    private record Verified(JsonWebToken token, Instant trustedUntil, boolean metTheRules) {}
 
     private final ConcurrentHashMap<String, Verified> verified = new ConcurrentHashMap<>();
     private final Clock clock;
@@ -36,6 +44,20 @@ final class VerifiedTokens {
 
     /** The token as verified earlier, while that verification is still trusted. */
     Optional<JsonWebToken> find(String rawToken) {
+        return trusted(rawToken).map(Verified::token);
+    }
+
+    /** Whether the token is held, still trusted, and met the claim rules since it was verified. */
+    boolean metTheRules(String rawToken) {
+        return trusted(rawToken).filter(Verified::metTheRules).isPresent();
+    }
+
+    /** Notes that a held token met the claim rules; a token not held (not verified, or no longer trusted) is not noted. */
+    void noteMetTheRules(String rawToken) {
+        verified.computeIfPresent(rawToken, (token, known) -> new Verified(known.token(), known.trustedUntil(), true));
+    }
+
+    private Optional<Verified> trusted(String rawToken) {
         Verified known = verified.get(rawToken);
         if (known == null) {
             return Optional.empty();
@@ -44,7 +66,7 @@ final class VerifiedTokens {
             verified.remove(rawToken, known);
             return Optional.empty();
         }
-        return Optional.of(known.token());
+        return Optional.of(known);
     }
 
     /** Remembers a token the verifier has just accepted. */
@@ -62,6 +84,6 @@ final class VerifiedTokens {
                 return;
             }
         }
-        verified.put(rawToken, new Verified(token, trustedUntil));
+        verified.put(rawToken, new Verified(token, trustedUntil, false));
     }
 }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.jobapi.common.testing.HandClock;
 import java.time.Duration;
-import java.util.Set;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 import org.junit.jupiter.api.Test;
 
@@ -37,7 +36,7 @@ class VerifiedTokensTest {
     void aTokenPastItsExpiryOrWithoutOneIsNeverRemembered() {
         // The verifier accepts a token up to its clock skew past exp; this store never does.
         verified.remember("expired", expiringIn(Duration.ofSeconds(-1)));
-        verified.remember("no exp", new StubToken(0));
+        verified.remember("no exp", new ExpiringToken(0));
 
         assertThat(verified.find("expired")).isEmpty();
         assertThat(verified.find("no exp")).isEmpty();
@@ -64,26 +63,33 @@ class VerifiedTokensTest {
         assertThat(verified.find("after the others' trust ended")).isPresent();
     }
 
-    private JsonWebToken expiringIn(Duration fromNow) {
-        return new StubToken(clock.instant().plus(fromNow).getEpochSecond());
+    @Test
+    void aTokenMeetsTheRulesOnlyOnceNotedAndWhileItsVerificationIsTrusted() {
+        verified.remember("token", expiringIn(Duration.ofHours(1)));
+        assertThat(verified.metTheRules("token")).isFalse();
+
+        verified.noteMetTheRules("token");
+        assertThat(verified.metTheRules("token")).isTrue();
+        assertThat(verified.find("token")).isPresent();
+
+        clock.advance(VerifiedTokens.TRUST);
+        assertThat(verified.metTheRules("token")).isFalse();
+        verified.remember("token", expiringIn(Duration.ofHours(1)));
+        assertThat(verified.metTheRules("token"))
+                .as("verified again, held to the rules again")
+                .isFalse();
     }
 
-    /** A verified token as the store sees it: only its expiry matters. */
-    private record StubToken(long exp) implements JsonWebToken {
-        @Override
-        public String getName() {
-            return "alice";
-        }
+    @Test
+    void aTokenNeverVerifiedIsNeverNotedAsMeetingTheRules() {
+        verified.noteMetTheRules("stranger");
+        assertThat(verified.metTheRules("stranger")).isFalse();
 
-        @Override
-        public Set<String> getClaimNames() {
-            return Set.of("exp");
-        }
+        verified.remember("stranger", expiringIn(Duration.ofHours(1)));
+        assertThat(verified.metTheRules("stranger")).isFalse();
+    }
 
-        @Override
-        @SuppressWarnings("unchecked")
-        public <T> T getClaim(String claimName) {
-            return "exp".equals(claimName) ? (T) Long.valueOf(exp) : null;
-        }
+    private JsonWebToken expiringIn(Duration fromNow) {
+        return new ExpiringToken(clock.instant().plus(fromNow).getEpochSecond());
     }
 }
