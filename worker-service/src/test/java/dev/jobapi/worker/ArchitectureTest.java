@@ -6,6 +6,7 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
+import dev.jobapi.common.database.PlainTransactions;
 import dev.jobapi.common.testing.ArchitectureRules;
 import dev.jobapi.worker.service.AttemptPipeline;
 import dev.jobapi.worker.service.AttemptSteps;
@@ -56,6 +57,6 @@ class ArchitectureTest {
             .haveSimpleName("AttemptOutcomes")
             .should()
             .dependOnClassesThat()
-            .belongToAnyOf(QuarkusTransaction.class)
+            .belongToAnyOf(QuarkusTransaction.class, PlainTransactions.class)
             .because("a step is a function of the loaded attempt; its orchestrator opens the transaction");
 }

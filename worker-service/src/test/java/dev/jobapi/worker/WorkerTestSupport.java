@@ -18,6 +18,12 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.eclipse.jgit.api.Git;
 import org.eclipse.jgit.api.errors.GitAPIException;
 import org.eclipse.jgit.lib.Ref;
@@ -121,6 +127,30 @@ public abstract class WorkerTestSupport {
             channel.waitForConfirmsOrDie(5_000);
             return null;
         });
+    }
+
+    /**
+     * Runs {@code work} as a consumer's thread runs a delivery: on a thread with no CDI request
+     * context (a test method has one), where a step runs in a plain transaction. Its failure is
+     * thrown here as it was thrown there.
+     */
+    protected static <T> T onAConsumersThread(Callable<T> work) {
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        try {
+            return thread.submit(work).get(60, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException failure) {
+                throw failure;
+            }
+            if (e.getCause() instanceof Error failure) {
+                throw failure;
+            }
+            throw new IllegalStateException(e.getCause());
+        } catch (InterruptedException | TimeoutException e) {
+            throw new IllegalStateException(e);
+        } finally {
+            thread.shutdownNow();
+        }
     }
 
     protected String attemptState(UUID attemptId) {

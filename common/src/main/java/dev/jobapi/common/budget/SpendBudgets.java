@@ -1,8 +1,7 @@
 package dev.jobapi.common.budget;
 
+import dev.jobapi.common.database.CurrentTransaction;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.persistence.EntityManager;
-import jakarta.transaction.Transactional;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.sql.Array;
@@ -17,7 +16,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import org.hibernate.Session;
 
 /**
  * Money budgets, reserved before the send (docs/design.md, rule 20). An owner's budget for a UTC day
@@ -31,8 +29,8 @@ import org.hibernate.Session;
  * writes them: V23__spend_budgets.sql, V30__provider_budgets.sql), and an attempt whose usage is
  * unknown keeps it until it is reconciled.
  *
- * <p>The statements go to the transaction's JDBC connection directly, so a claim's pending entity
- * changes are not flushed early by them.
+ * <p>The statements go to the JDBC connection of the caller's transaction, plain or JTA ({@link
+ * CurrentTransaction}), so a claim's pending entity changes are not flushed early by them.
  */
 @ApplicationScoped
 public class SpendBudgets {
@@ -178,11 +176,11 @@ public class SpendBudgets {
 
     private static final BigDecimal MILLION = BigDecimal.valueOf(1_000_000);
 
-    private final EntityManager em;
+    private final CurrentTransaction transaction;
     private final SpendConfig config;
 
-    SpendBudgets(EntityManager em, SpendConfig config) {
-        this.em = em;
+    SpendBudgets(CurrentTransaction transaction, SpendConfig config) {
+        this.transaction = transaction;
         this.config = config;
     }
 
@@ -214,7 +212,6 @@ public class SpendBudgets {
      * then fails must {@link #release} it. The windows are reserved in, and so locked in,
      * {@link Budget#LOCK_ORDER}, the order the settling triggers lock them in too.
      */
-    @Transactional(Transactional.TxType.MANDATORY)
     public Reservation reserve(
             String ownerId,
             String provider,
@@ -234,7 +231,7 @@ public class SpendBudgets {
             return new Unpriced(provider, model);
         }
         BigDecimal amount = price.get().mostFor(promptTokensAtMost, maxTokens);
-        return em.unwrap(Session.class).doReturningWork(connection -> {
+        return transaction.onConnection(connection -> {
             List<Standing> reserved = new ArrayList<>();
             for (Budget budget : budgets) {
                 LocalDate startsOn = budget.period().startOf(now);
@@ -253,15 +250,15 @@ public class SpendBudgets {
     }
 
     /** Gives back a reservation whose claim did not happen (another worker claimed the attempt first). */
-    @Transactional(Transactional.TxType.MANDATORY)
     public void release(String ownerId, Reserved reservation) {
         if (reservation.amountUsd() == null) {
             return;
         }
-        em.unwrap(Session.class).doWork(connection -> {
+        transaction.onConnection(connection -> {
             for (Standing window : reservation.windows()) {
                 release(connection, ownerId, window, reservation.amountUsd());
             }
+            return null;
         });
     }
 
@@ -269,11 +266,9 @@ public class SpendBudgets {
      * Every budget of the owner (for every provider, and each provider's) and where each stands at
      * {@code now}; empty when none applies.
      */
-    @Transactional(Transactional.TxType.MANDATORY)
     public List<Standing> standings(String ownerId, Instant now) {
-        return em.unwrap(Session.class)
-                .doReturningWork(connection ->
-                        standingsOf(connection, ownerId, withDefaults(setBudgets(connection, ownerId)), now));
+        return transaction.onConnection(
+                connection -> standingsOf(connection, ownerId, withDefaults(setBudgets(connection, ownerId)), now));
     }
 
     /**

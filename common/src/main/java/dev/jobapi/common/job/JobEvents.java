@@ -1,12 +1,10 @@
 package dev.jobapi.common.job;
 
+import dev.jobapi.common.database.CurrentTransaction;
 import dev.jobapi.common.message.JobChangeNotices;
 import dev.jobapi.common.text.StoredText;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
-import jakarta.transaction.Status;
-import jakarta.transaction.Synchronization;
-import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -19,22 +17,20 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import org.hibernate.engine.spi.SessionImplementor;
-import org.hibernate.engine.spi.TransactionCompletionCallbacks.BeforeCompletionCallback;
 
 /**
- * Appends to a job's timeline in the caller's transaction, so an event exists exactly when the
- * change it describes committed.
+ * Appends to a job's timeline in the caller's transaction, plain or JTA ({@link CurrentTransaction}),
+ * so an event exists exactly when the change it describes committed.
  *
  * <p>The events of one transaction are written together, in one statement just before it commits
- * (a Hibernate before-completion callback, the hook Envers writes its audit rows with), not one
- * statement each as they happen: a worker's delivery records several events, and a native query each
- * cost it a quarter of its CPU (bench/ANALYSIS.md). A transaction that rolls back writes none.
+ * ({@link CurrentTransaction#beforeCommit}), not one statement each as they happen: a worker's
+ * delivery records several events, and a native query each cost it a quarter of its CPU
+ * (bench/ANALYSIS.md). A transaction that rolls back writes none.
  *
  * <p>Each transaction that writes also hands its jobs to the job change notices once it has
- * committed, so a stream on any api process wakes. By a synchronization of its own, registered with
- * the transaction: a CDI event observed after the commit cost the worker 5.5 % of its CPU (now 0.7 %)
- * (ArC's notification, its request context, its own synchronization; bench/ANALYSIS.md).
+ * committed, so a stream on any api process wakes. By a hook of its own on the transaction: a CDI
+ * event observed after the commit cost the worker 5.5 % of its CPU (now 0.7 %) (ArC's notification,
+ * its request context, its own synchronization; bench/ANALYSIS.md).
  */
 @ApplicationScoped
 public class JobEvents {
@@ -61,14 +57,13 @@ public class JobEvents {
             + " WITH ORDINALITY AS recorded (job_id, attempt_id, at, kind, detail, n) ORDER BY n";
 
     private final EntityManager em;
-    private final TransactionSynchronizationRegistry transactions;
+    private final CurrentTransaction transaction;
     private final Clock clock;
     private final JobChangeNotices notices;
 
-    JobEvents(
-            EntityManager em, TransactionSynchronizationRegistry transactions, Clock clock, JobChangeNotices notices) {
+    JobEvents(EntityManager em, CurrentTransaction transaction, Clock clock, JobChangeNotices notices) {
         this.em = em;
-        this.transactions = transactions;
+        this.transaction = transaction;
         this.clock = clock;
         this.notices = notices;
     }
@@ -82,7 +77,7 @@ public class JobEvents {
     /** What one transaction has recorded and not yet written, and the jobs it touched. */
     private record ThisTransaction(List<Pending> events, Set<UUID> jobIds) {}
 
-    @Transactional(Transactional.TxType.MANDATORY)
+    /** Appends the event when the transaction commits; refused outside any transaction. */
     public Recorded record(UUID jobId, UUID attemptId, JobEventKind kind, String detail) {
         List<Pending> pending = append(jobId, List.of(new Event(attemptId, kind, detail)));
         return new Recorded(pending, pending.size() - 1);
@@ -130,11 +125,11 @@ public class JobEvents {
                 .setParameter(5, StoredText.of(detail))
                 .setParameter(6, now.minus(window))
                 .executeUpdate();
-        announceAfterCommit(Set.of(jobId));
+        Set<UUID> changed = Set.of(jobId);
+        transaction.afterCommit(() -> notices.changed(changed));
     }
 
-    /** Appends the events in order, when the transaction commits. */
-    @Transactional(Transactional.TxType.MANDATORY)
+    /** Appends the events in order, when the transaction commits; refused outside any transaction. */
     public void record(UUID jobId, List<Event> events) {
         append(jobId, events);
     }
@@ -150,41 +145,22 @@ public class JobEvents {
 
     /**
      * This transaction's unwritten events; the first call registers their write before the commit
-     * and announces the transaction's jobs (the set fills up until the commit, when it is read).
+     * and hands the transaction's jobs to the notices after it (the set fills up until the commit,
+     * when it is read).
      */
     private ThisTransaction pendingOfThisTransaction() {
-        ThisTransaction pending = (ThisTransaction) transactions.getResource(JobEvents.class);
+        ThisTransaction pending = (ThisTransaction) transaction.resource(JobEvents.class);
         if (pending == null) {
             ThisTransaction created = new ThisTransaction(new ArrayList<>(), new HashSet<>());
-            transactions.putResource(JobEvents.class, created);
-            BeforeCompletionCallback write =
-                    session -> session.doWork(connection -> insert(connection, created.events()));
-            em.unwrap(SessionImplementor.class).getActionQueue().registerCallback(write);
-            announceAfterCommit(created.jobIds());
+            transaction.putResource(JobEvents.class, created);
+            transaction.beforeCommit(connection -> insert(connection, created.events()));
+            transaction.afterCommit(() -> notices.changed(created.jobIds()));
             pending = created;
         }
         return pending;
     }
 
-    /**
-     * Hands {@code jobIds} to the job change notices once this transaction has committed; a rolled
-     * back write tells nobody anything. The set may still fill until the commit.
-     */
-    private void announceAfterCommit(Set<UUID> jobIds) {
-        transactions.registerInterposedSynchronization(new Synchronization() {
-            @Override
-            public void beforeCompletion() {}
-
-            @Override
-            public void afterCompletion(int status) {
-                if (status == Status.STATUS_COMMITTED) {
-                    notices.changed(jobIds);
-                }
-            }
-        });
-    }
-
-    private static void insert(Connection connection, List<Pending> events) throws SQLException {
+    private static int insert(Connection connection, List<Pending> events) throws SQLException {
         int count = events.size();
         String[] jobIds = new String[count];
         String[] attemptIds = new String[count];
@@ -206,7 +182,7 @@ public class JobEvents {
             insert.setObject(3, ats);
             insert.setObject(4, kinds);
             insert.setObject(5, details);
-            insert.executeUpdate();
+            return insert.executeUpdate();
         }
     }
 }

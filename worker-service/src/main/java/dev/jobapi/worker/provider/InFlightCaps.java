@@ -1,5 +1,6 @@
 package dev.jobapi.worker.provider;
 
+import dev.jobapi.common.database.CurrentTransaction;
 import dev.jobapi.common.provider.HeldAttempts;
 import dev.jobapi.common.provider.ProviderHealth;
 import dev.jobapi.worker.config.WorkerConfig;
@@ -14,7 +15,6 @@ import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import org.hibernate.Session;
 
 /**
  * Caps on calls in flight (issue 32): a provider's ({@code jobapi.provider.<name>.max-in-flight})
@@ -39,11 +39,13 @@ public class InFlightCaps {
     private static final String IN_FLIGHT = ProviderHealth.IN_FLIGHT;
 
     private final EntityManager em;
+    private final CurrentTransaction transaction;
     private final HeldAttempts held;
     private final WorkerConfig config;
 
-    InFlightCaps(EntityManager em, HeldAttempts held, WorkerConfig config) {
+    InFlightCaps(EntityManager em, CurrentTransaction transaction, HeldAttempts held, WorkerConfig config) {
         this.em = em;
+        this.transaction = transaction;
         this.held = held;
         this.config = config;
     }
@@ -51,11 +53,11 @@ public class InFlightCaps {
     /**
      * In the claim's transaction: why this call may not go now, if a cap is reached.
      * {@code ownersSetCap} is the cap an operator set for the owner ({@code owner_share}), as the
-     * claim read it; without one the configured default holds.
+     * claim read it; without one the configured default holds. In the claim's transaction, plain or
+     * JTA.
      */
-    @Transactional(Transactional.TxType.MANDATORY)
     public Optional<String> refusal(String provider, String owner, Optional<Integer> ownersSetCap) {
-        return session().doReturningWork(connection -> {
+        return transaction.onConnection(connection -> {
             Optional<Integer> providerCap = providerCap(provider);
             if (providerCap.isPresent()) {
                 lock(connection, "in-flight provider", provider);
@@ -167,9 +169,5 @@ public class InFlightCaps {
                 return row.getLong(1);
             }
         }
-    }
-
-    private Session session() {
-        return em.unwrap(Session.class);
     }
 }

@@ -1,5 +1,6 @@
 package dev.jobapi.worker.provider;
 
+import dev.jobapi.common.database.CurrentTransaction;
 import dev.jobapi.common.health.BackgroundLoops;
 import dev.jobapi.common.provider.HeldAttempts;
 import dev.jobapi.common.provider.ProviderHealth;
@@ -83,6 +84,7 @@ public class ProviderGate implements AnnouncedLimits {
             + ProviderHealth.IN_FLIGHT + "))";
 
     private final EntityManager em;
+    private final CurrentTransaction transaction;
     private final HeldAttempts held;
     private final WorkerConfig.ProviderGate settings;
     private final Map<String, WorkerConfig.Provider> providers;
@@ -95,8 +97,15 @@ public class ProviderGate implements AnnouncedLimits {
     /** Whether this worker's configured limits are written yet ({@link #publishLimits}). */
     private volatile boolean limitsPublished;
 
-    ProviderGate(EntityManager em, HeldAttempts held, WorkerConfig config, BackgroundLoops loops, InFlightCaps caps) {
+    ProviderGate(
+            EntityManager em,
+            CurrentTransaction transaction,
+            HeldAttempts held,
+            WorkerConfig config,
+            BackgroundLoops loops,
+            InFlightCaps caps) {
         this.em = em;
+        this.transaction = transaction;
         this.held = held;
         this.caps = caps;
         this.settings = config.providerGate();
@@ -127,15 +136,14 @@ public class ProviderGate implements AnnouncedLimits {
             + " h.limit_reason, h.retry_at, h.last_fault";
 
     /**
-     * In the claim's transaction: whether this attempt's call may go now, by the provider's
+     * In the claim's transaction, plain or JTA: whether this attempt's call may go now, by the provider's
      * {@code health} as read (empty: no call of it counted yet). An open breaker whose time is up,
      * or a half-open one with a probe call left, gives this attempt a probe. A call that may go is
      * counted in the provider's minute when it has a per-minute limit, at {@code tokensAtMost}; one
      * that does not fit holds the provider's calls until the next minute.
      */
-    @Transactional(Transactional.TxType.MANDATORY)
     public Verdict verdict(String provider, UUID attemptId, long tokensAtMost, Optional<Health> health) {
-        return session().doReturningWork(connection -> {
+        return transaction.onConnection(connection -> {
             if (health.isEmpty()) {
                 return countInMinute(connection, provider, tokensAtMost, false, attemptId);
             }

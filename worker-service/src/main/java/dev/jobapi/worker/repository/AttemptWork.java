@@ -4,6 +4,8 @@ import dev.jobapi.common.apply.ApplyKey;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.attempt.UsageSource;
 import dev.jobapi.common.budget.SpendBudgets;
+import dev.jobapi.common.database.CurrentTransaction;
+import dev.jobapi.common.database.SqlWork;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobState;
 import dev.jobapi.worker.provider.ProviderOutcome;
@@ -23,21 +25,19 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import org.hibernate.Session;
-import org.hibernate.jdbc.ReturningWork;
 
 /**
  * The worker's conditional and idempotent writes, as SQL: each one states the condition under which
  * it applies, and zero rows means a duplicate or a lost race, never an error.
  *
- * <p>The writes to the tables no step holds as an entity (generation, usage_record, applied_patch)
- * go to the step's JDBC connection directly ({@link #onConnection}): a Hibernate native query
- * flushes the whole session first, so a step that changed its attempt and job wrote those rows
- * again before such a statement: twice each in the record step (bench/ANALYSIS.md). Written this
- * way, a step's entity changes are flushed once, at its end, in the same transaction.
+ * <p>The writes of a step's hot path go to the JDBC connection of its transaction, plain or JTA
+ * ({@link #onConnection}): a Hibernate native query flushes the whole session first (twice a row in
+ * the record step once, bench/ANALYSIS.md), and a plain transaction has no session. The rest, native
+ * queries of the sweeps and the rarer branches, need a JTA transaction
+ * ({@code @Transactional(MANDATORY)}): a step that meets one in a plain transaction runs again under
+ * JTA ({@code AttemptSteps}).
  */
 @ApplicationScoped
-@Transactional(Transactional.TxType.MANDATORY)
 public class AttemptWork {
 
     /**
@@ -48,9 +48,11 @@ public class AttemptWork {
             AttemptState.wireNames(EnumSet.of(AttemptState.UNKNOWN, AttemptState.SUPERSEDED)::contains);
 
     private final EntityManager em;
+    private final CurrentTransaction transaction;
 
-    AttemptWork(EntityManager em) {
+    AttemptWork(EntityManager em, CurrentTransaction transaction) {
         this.em = em;
+        this.transaction = transaction;
     }
 
     private static final String CLAIM = "UPDATE attempt SET lease_owner = ?,"
@@ -124,6 +126,7 @@ public class AttemptWork {
      *
      * @return false when the claim is no longer this worker's
      */
+    @Transactional(Transactional.TxType.MANDATORY)
     public boolean unclaim(UUID attemptId, String workerId, Instant now) {
         return em.createNativeQuery("UPDATE attempt SET lease_owner = NULL, lease_expires_at = NULL,"
                                 + " updated_at = ?1, version = version + 1"
@@ -136,6 +139,7 @@ public class AttemptWork {
     }
 
     /** Whether the attempt's lease is still running, by the database's clock. */
+    @Transactional(Transactional.TxType.MANDATORY)
     public boolean leaseLive(UUID attemptId) {
         return (Boolean) em.createNativeQuery(
                         "SELECT coalesce(lease_expires_at > statement_timestamp(), false) FROM attempt WHERE id = ?1")
@@ -149,6 +153,7 @@ public class AttemptWork {
      * @return false when the lease is no longer this worker's to extend: it ran out, or the attempt
      *     moved on (superseded, cancelled, marked unknown)
      */
+    @Transactional(Transactional.TxType.MANDATORY)
     public boolean renewLease(UUID attemptId, String workerId, Duration lease) {
         return em.createNativeQuery("UPDATE attempt"
                                 + " SET lease_expires_at = statement_timestamp() + ?1 * interval '1 millisecond'"
@@ -162,6 +167,7 @@ public class AttemptWork {
     }
 
     /** Whether the attempt is still starting under this worker's live lease (database clock). */
+    @Transactional(Transactional.TxType.MANDATORY)
     public boolean holdsLiveLease(UUID attemptId, String workerId) {
         return !em.createNativeQuery("SELECT 1 FROM attempt WHERE id = ?1 AND state = 'starting'"
                         + " AND lease_owner = ?2 AND lease_expires_at > statement_timestamp()")
@@ -190,6 +196,7 @@ public class AttemptWork {
     }
 
     /** Counts one failed delivery of the attempt's message and returns the count so far. */
+    @Transactional(Transactional.TxType.MANDATORY)
     public int countFailedDelivery(UUID attemptId) {
         List<?> counted = em.createNativeQuery("UPDATE attempt SET failed_deliveries = failed_deliveries + 1"
                         + " WHERE id = ?1 RETURNING failed_deliveries")
@@ -209,6 +216,7 @@ public class AttemptWork {
      * @return the attempts announced again
      */
     @SuppressWarnings("unchecked")
+    @Transactional(Transactional.TxType.MANDATORY)
     public List<UUID> reannounceUnclaimed(Duration after, int limit) {
         return em.createNativeQuery("INSERT INTO outbox (attempt_id, job_id, created_at, traceparent, tracestate)"
                         + " SELECT stranded.id, stranded.job_id, statement_timestamp(), first.traceparent,"
@@ -241,6 +249,7 @@ public class AttemptWork {
      * never had.
      */
     @SuppressWarnings("unchecked")
+    @Transactional(Transactional.TxType.MANDATORY)
     public List<UUID> takeDueLookups(Instant sentBefore, Instant sentAfter, int limit) {
         return em.createNativeQuery("UPDATE attempt SET looked_up_at = statement_timestamp() WHERE id IN ("
                         + "SELECT a.id FROM attempt a WHERE a.sent_at IS NOT NULL"
@@ -263,6 +272,7 @@ public class AttemptWork {
      * nothing stored, the longest expired first.
      */
     @SuppressWarnings("unchecked")
+    @Transactional(Transactional.TxType.MANDATORY)
     public List<UUID> expiredLeasesWithNothingStored(int limit) {
         return em.createNativeQuery("SELECT a.id FROM attempt a WHERE a.state = 'starting'"
                         + " AND a.lease_owner IS NOT NULL AND a.lease_expires_at < statement_timestamp()"
@@ -278,6 +288,7 @@ public class AttemptWork {
      * from the store to the election goes first.
      */
     @SuppressWarnings("unchecked")
+    @Transactional(Transactional.TxType.MANDATORY)
     public List<UUID> storedResultsNeverElected(int limit) {
         return em.createNativeQuery("SELECT a.id FROM attempt a WHERE a.state = ANY(?1)"
                         + " AND a.updated_at < statement_timestamp() - interval '5 seconds'"
@@ -298,6 +309,7 @@ public class AttemptWork {
      * @return pairs of job id and winning attempt id
      */
     @SuppressWarnings("unchecked")
+    @Transactional(Transactional.TxType.MANDATORY)
     public List<Object[]> stalledApplies(Instant stalledBefore, int limit) {
         return em.createNativeQuery("SELECT id, winning_attempt_id FROM job WHERE winning_attempt_id IS NOT NULL"
                         + " AND state = ANY(?1)"
@@ -358,15 +370,22 @@ public class AttemptWork {
         });
     }
 
-    /** Drops a stored output larger than the bound; returns its size when dropped, else 0. */
+    /**
+     * Drops a stored output larger than the bound; returns its size when dropped, else 0. A loser's
+     * step makes it, in a plain transaction as often as not.
+     */
     public long dropOversizedOutput(UUID attemptId, int maxBytes) {
-        List<?> dropped = em.createNativeQuery(
-                        "DELETE FROM generation WHERE attempt_id = ?1 AND octet_length(patch) > ?2"
-                                + " RETURNING octet_length(patch)")
-                .setParameter(1, attemptId)
-                .setParameter(2, maxBytes)
-                .getResultList();
-        return dropped.isEmpty() ? 0 : ((Number) dropped.get(0)).longValue();
+        return onConnection(connection -> {
+            try (PreparedStatement delete = connection.prepareStatement(
+                    "DELETE FROM generation WHERE attempt_id = ? AND octet_length(patch) > ?"
+                            + " RETURNING octet_length(patch)")) {
+                delete.setObject(1, attemptId);
+                delete.setInt(2, maxBytes);
+                try (ResultSet dropped = delete.executeQuery()) {
+                    return dropped.next() ? dropped.getLong(1) : 0L;
+                }
+            }
+        });
     }
 
     /**
@@ -489,6 +508,7 @@ public class AttemptWork {
      *
      * @return how many applies of the job have failed so far
      */
+    @Transactional(Transactional.TxType.MANDATORY)
     public int deferApply(UUID jobId, Duration base, Duration max) {
         List<?> failures = em.createNativeQuery(
                         "UPDATE job SET apply_failures = apply_failures + 1, apply_retry_at = statement_timestamp()"
@@ -514,9 +534,12 @@ public class AttemptWork {
         });
     }
 
-    /** Runs {@code work} on the transaction's own connection, without flushing the session first. */
-    private <T> T onConnection(ReturningWork<T> work) {
-        return em.unwrap(Session.class).doReturningWork(work);
+    /**
+     * Runs {@code work} on the connection of the step's transaction, plain or JTA, without flushing
+     * the session first.
+     */
+    private <T> T onConnection(SqlWork<T> work) {
+        return transaction.onConnection(work);
     }
 
     private static OffsetDateTime timestamp(Instant instant) {

@@ -1,7 +1,9 @@
 package dev.jobapi.worker.service;
 
 import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.database.CurrentTransaction;
 import dev.jobapi.common.database.DatabaseAway;
+import dev.jobapi.common.database.PlainTransactions;
 import dev.jobapi.common.database.WriteConflict;
 import dev.jobapi.common.job.Job;
 import io.quarkus.narayana.jta.QuarkusTransaction;
@@ -20,6 +22,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.hibernate.Session;
+import org.hibernate.SessionFactory;
 import org.hibernate.StatelessSession;
 import org.jboss.logging.Logger;
 
@@ -38,7 +41,14 @@ import org.jboss.logging.Logger;
  * check and the flush of a managed attempt and job were more than a third of the worker's CPU per
  * job (bench/ANALYSIS.md). A step compares each row with what it loaded and writes only what changed;
  * the claim starts the job in its own statement, and the step then compares the job with that write.
- * What a step creates (a fallback's attempt and its outbox row) still goes through the session.
+ *
+ * <p>A step runs first in a plain transaction ({@link PlainTransactions}): no transaction manager,
+ * no ORM session, which were a seventh of the worker's CPU (bench/ANALYSIS.md). Its hot paths (the
+ * claim, the record, the election, the apply in the database) reach the database through {@link
+ * CurrentTransaction} and run there whole. A branch that needs the ORM (a fallback's attempt created
+ * through the session, a sweep's native query, any {@code @Transactional(MANDATORY)} bean) fails in
+ * a plain transaction before anything is committed ({@link CurrentTransaction#neededJta}), and the
+ * step runs again, under JTA, on what is committed: the rerun a write conflict gets.
  *
  * <p>rocket-rides-atomic's {@code atomic_phase} is the model: a step either commits whole or not at
  * all, and side effects outside the database (metrics, a provider call, a git commit) happen only
@@ -67,7 +77,7 @@ public class AttemptSteps {
      * what the step itself stored, so that a later part of the same step need not read it back.
      */
     public static final class Loaded {
-        private final EntityManager em;
+        private final CurrentTransaction transaction;
         private final Attempt attempt;
         private final Job job;
         private final Attempt.Changeable attemptAsLoaded;
@@ -82,13 +92,13 @@ public class AttemptSteps {
         private boolean jobCheckedAtCommit;
 
         private Loaded(
-                EntityManager em,
+                CurrentTransaction transaction,
                 Attempt attempt,
                 Attempt.Changeable attemptAsLoaded,
                 Job job,
                 Job.Changeable jobAsStored,
                 Instant now) {
-            this.em = em;
+            this.transaction = transaction;
             this.attempt = attempt;
             this.attemptAsLoaded = attemptAsLoaded;
             this.job = job;
@@ -109,7 +119,7 @@ public class AttemptSteps {
             if (jobLocked) {
                 return;
             }
-            boolean unchanged = em.unwrap(Session.class).doReturningWork(connection -> {
+            boolean unchanged = transaction.onConnection(connection -> {
                 try (PreparedStatement lock =
                         connection.prepareStatement("SELECT 1 FROM job WHERE id = ? AND version = ? FOR UPDATE")) {
                     lock.setObject(1, job.id());
@@ -202,15 +212,28 @@ public class AttemptSteps {
             + " FROM attempt a JOIN job j ON j.id = a.job_id WHERE a.id = ?";
 
     private final EntityManager em;
+    private final SessionFactory sessions;
+    private final PlainTransactions plainTransactions;
+    private final CurrentTransaction transaction;
     private final Clock clock;
 
-    AttemptSteps(EntityManager em, Clock clock) {
+    AttemptSteps(
+            EntityManager em,
+            SessionFactory sessions,
+            PlainTransactions plainTransactions,
+            CurrentTransaction transaction,
+            Clock clock) {
         this.em = em;
+        this.sessions = sessions;
+        this.plainTransactions = plainTransactions;
+        this.transaction = transaction;
         this.clock = clock;
     }
 
     /**
-     * Runs {@code step} in its own transaction, again on a write conflict, and again after a pause
+     * Runs {@code step} in its own transaction: a plain one when the thread is in none and has no
+     * request context ({@link CurrentTransaction#plainPossible}), again under JTA when it needed the
+     * ORM, otherwise under JTA. Again on a write conflict, and again after a pause
      * while the database is away (a failover, a restart) for up to {@link #DATABASE_PATIENCE}, when
      * it went away before the commit began. A failure during the commit is thrown, never run again
      * here: the commit may have happened (a primary shut down while the commit waited for its
@@ -224,28 +247,24 @@ public class AttemptSteps {
     public <T> T run(UUID attemptId, T whenMissing, Step<T> step) {
         long giveUpAt = System.nanoTime() + DATABASE_PATIENCE.toNanos();
         Duration pause = FIRST_PAUSE;
+        boolean plain = transaction.plainPossible();
         for (int conflicts = 1; ; ) {
             List<Runnable> afterCommit = new ArrayList<>();
             AtomicBoolean committing = new AtomicBoolean();
             try {
-                T result = QuarkusTransaction.requiringNew().call(() -> {
-                    Loaded loaded = load(attemptId);
-                    if (loaded == null) {
-                        return whenMissing;
-                    }
-                    T value = step.run(loaded);
-                    // What the step created through the session, then the version-checked writes of
-                    // the two rows, inside the rerun loop (a conflict runs the step again).
-                    em.flush();
-                    writeChanges(loaded);
-                    afterCommit.addAll(loaded.afterCommit);
-                    committing.set(true);
-                    return value;
-                });
+                T result = plain
+                        ? plainTransactions.inTransaction(
+                                "Step on attempt " + attemptId,
+                                connection -> once(attemptId, whenMissing, step, afterCommit, committing))
+                        : QuarkusTransaction.requiringNew()
+                                .call(() -> once(attemptId, whenMissing, step, afterCommit, committing));
                 afterCommit.forEach(Runnable::run);
                 return result;
             } catch (RuntimeException e) {
-                if (WriteConflict.isCause(e) && conflicts++ < RUNS) {
+                if (plain && !committing.get() && CurrentTransaction.neededJta(e)) {
+                    LOG.debugf("Step on attempt %s needs the ORM (%s); running it again under JTA", attemptId, e);
+                    plain = false;
+                } else if (WriteConflict.isCause(e) && conflicts++ < RUNS) {
                     LOG.debugf("Step on attempt %s met a concurrent change; running it again", attemptId);
                 } else if (!committing.get()
                         && DatabaseAway.isCause(e)
@@ -262,6 +281,25 @@ public class AttemptSteps {
         }
     }
 
+    /** One run of the step, in the transaction {@link #run} began. */
+    private <T> T once(
+            UUID attemptId, T whenMissing, Step<T> step, List<Runnable> afterCommit, AtomicBoolean committing) {
+        Loaded loaded = load(attemptId);
+        if (loaded == null) {
+            return whenMissing;
+        }
+        T value = step.run(loaded);
+        if (!transaction.inPlain()) {
+            // What the step created through the session, before the version-checked writes of the
+            // two rows, inside the rerun loop (a conflict runs the step again).
+            em.flush();
+        }
+        writeChanges(loaded);
+        afterCommit.addAll(loaded.afterCommit);
+        committing.set(true);
+        return value;
+    }
+
     private static void pauseFor(Duration pause) {
         try {
             Thread.sleep(pause.toMillis());
@@ -272,8 +310,7 @@ public class AttemptSteps {
     }
 
     private Loaded load(UUID attemptId) {
-        Session session = em.unwrap(Session.class);
-        return session.doReturningWork(connection -> {
+        return transaction.onConnection(connection -> {
             try (PreparedStatement select = connection.prepareStatement(LOAD)) {
                 select.setObject(1, attemptId);
                 try (ResultSet row = select.executeQuery()) {
@@ -282,7 +319,8 @@ public class AttemptSteps {
                     }
                     Attempt attempt = Attempt.read(row, 1);
                     Job job = Job.read(row, 1 + Attempt.COLUMN_COUNT);
-                    return new Loaded(em, attempt, attempt.changeable(), job, job.changeable(), clock.instant());
+                    return new Loaded(
+                            transaction, attempt, attempt.changeable(), job, job.changeable(), clock.instant());
                 }
             }
         });
@@ -296,12 +334,11 @@ public class AttemptSteps {
      * {@code @Version}, the election's compare-and-swap (rule 6). Every other write is the same
      * compare-and-swap in one plain statement ({@link Attempt#writeBack}, {@link Job#writeBack}):
      * Hibernate's update was about 5 % of the worker's CPU a row, the statement about 1 %
-     * (bench/ANALYSIS.md). On the session's connection, in its transaction.
+     * (bench/ANALYSIS.md). On the connection of the step's transaction.
      */
     private void writeChanges(Loaded loaded) {
-        Session session = em.unwrap(Session.class);
         Attempt attempt = loaded.attempt;
-        if (!loaded.attemptAsLoaded.equals(attempt.changeable()) && !session.doReturningWork(attempt::writeBack)) {
+        if (!loaded.attemptAsLoaded.equals(attempt.changeable()) && !transaction.onConnection(attempt::writeBack)) {
             throw new OptimisticLockException("Attempt " + attempt.id() + " changed since this step loaded it");
         }
         Job job = loaded.job;
@@ -313,12 +350,31 @@ public class AttemptSteps {
             return;
         }
         if (!Objects.equals(loaded.jobAsStored.winningAttemptId(), jobNow.winningAttemptId())) {
-            try (StatelessSession writer =
-                    session.statelessWithOptions().connection().open()) {
-                writer.update(job);
-            }
-        } else if (!session.doReturningWork(job::writeBack)) {
+            elect(job);
+        } else if (!transaction.onConnection(job::writeBack)) {
             throw new OptimisticLockException("Job " + job.id() + " changed since this step loaded it");
+        }
+    }
+
+    /**
+     * The job's write through Hibernate's stateless {@code update} and its {@code @Version}, on the
+     * connection of the step's transaction: a plain one's is handed to a stateless session of its
+     * own, a JTA one's the session shares.
+     */
+    private void elect(Job job) {
+        if (transaction.inPlain()) {
+            transaction.onConnection(connection -> {
+                try (StatelessSession writer =
+                        sessions.withStatelessOptions().connection(connection).openStatelessSession()) {
+                    writer.update(job);
+                }
+                return null;
+            });
+            return;
+        }
+        try (StatelessSession writer =
+                em.unwrap(Session.class).statelessWithOptions().connection().open()) {
+            writer.update(job);
         }
     }
 }

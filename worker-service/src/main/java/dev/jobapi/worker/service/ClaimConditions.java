@@ -1,9 +1,9 @@
 package dev.jobapi.worker.service;
 
 import dev.jobapi.common.budget.SpendBudgets;
+import dev.jobapi.common.database.CurrentTransaction;
 import dev.jobapi.worker.provider.ProviderGate;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.persistence.EntityManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -11,7 +11,6 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.Optional;
-import org.hibernate.Session;
 
 /**
  * What a claim decides on besides its attempt and job, read in one statement: whether an operator
@@ -47,15 +46,15 @@ class ClaimConditions {
             + " ORDER BY effective_from DESC, id DESC LIMIT 1) p ON true"
             + " CROSS JOIN LATERAL (" + SpendBudgets.SET_BUDGETS + ") b";
 
-    private final EntityManager em;
+    private final CurrentTransaction transaction;
 
-    ClaimConditions(EntityManager em) {
-        this.em = em;
+    ClaimConditions(CurrentTransaction transaction) {
+        this.transaction = transaction;
     }
 
     /** In the claim's transaction: the conditions of a call to {@code provider}'s {@code model} for {@code owner}. */
     Read read(String provider, String model, String owner, Instant now) {
-        return em.unwrap(Session.class).doReturningWork(connection -> {
+        return transaction.onConnection(connection -> {
             try (PreparedStatement select = connection.prepareStatement(READ)) {
                 select.setString(1, provider);
                 select.setString(2, owner);

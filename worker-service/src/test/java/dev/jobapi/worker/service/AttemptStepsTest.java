@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.database.CurrentTransaction;
 import dev.jobapi.common.job.Job;
+import dev.jobapi.common.job.JobEventKind;
+import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.worker.FakeProviderResource;
 import dev.jobapi.worker.WorkerTestSupport;
 import dev.jobapi.worker.repository.AttemptWork;
@@ -18,8 +21,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -35,7 +40,8 @@ import org.junit.jupiter.api.Test;
  * A step loads its attempt and job with plain SQL and writes back, each with its version checked,
  * only the rows its body changed, and of each only the columns a step may change: a row written for
  * nothing would raise its version and make a concurrent step on it run again for nothing, and a
- * column written back as loaded would undo a change made since that raised no version.
+ * column written back as loaded would undo a change made since that raised no version. On a
+ * consumer's thread a step runs in a plain transaction, and again under JTA when it needs the ORM.
  */
 @QuarkusTest
 @QuarkusTestResource(value = FakeProviderResource.class, restrictToAnnotatedClass = true)
@@ -52,6 +58,54 @@ class AttemptStepsTest extends WorkerTestSupport {
 
     @Inject
     SessionFactory sessions;
+
+    @Inject
+    CurrentTransaction transaction;
+
+    @Inject
+    JobEvents events;
+
+    @Test
+    void aStepOnAConsumersThreadRunsInAPlainTransactionAndCommitsItsWritesAndEvents() {
+        UUID job = aJob("a step in a plain transaction");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+
+        boolean plain = onAConsumersThread(() -> steps.run(attempt, false, step -> {
+            step.attempt().recordRemoteId("remote-plain", step.now());
+            events.record(job, attempt, JobEventKind.MESSAGE_DELIVERED, "in a plain transaction");
+            return transaction.inPlain();
+        }));
+
+        assertThat(plain).isTrue();
+        assertThat(text("SELECT remote_id FROM attempt WHERE id = '" + attempt + "'"))
+                .isEqualTo("remote-plain");
+        assertThat(count("SELECT count(*) FROM job_event WHERE attempt_id = '" + attempt
+                        + "' AND detail = 'in a plain transaction'"))
+                .isEqualTo(1);
+    }
+
+    @Test
+    void aStepThatNeedsTheOrmInAPlainTransactionRunsAgainUnderJtaWithNothingOfItsPlainRunCommitted() {
+        UUID job = aJob("a step that needs the ORM");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        List<Boolean> runsInPlain = new CopyOnWriteArrayList<>();
+
+        String outcome = onAConsumersThread(() -> steps.run(attempt, "missing", step -> {
+            runsInPlain.add(transaction.inPlain());
+            step.attempt().recordRemoteId("remote-run-" + runsInPlain.size(), step.now());
+            events.record(job, attempt, JobEventKind.MESSAGE_DELIVERED, "run " + runsInPlain.size());
+            work.leaseLive(attempt); // a native query through the ORM: a JTA transaction's only
+            return "done";
+        }));
+
+        assertThat(outcome).isEqualTo("done");
+        assertThat(runsInPlain).as("plain first, then under JTA").containsExactly(true, false);
+        assertThat(text("SELECT remote_id FROM attempt WHERE id = '" + attempt + "'"))
+                .isEqualTo("remote-run-2");
+        assertThat(text("SELECT string_agg(detail, ',') FROM job_event WHERE attempt_id = '" + attempt + "'"))
+                .as("the plain run's event rolled back with it")
+                .isEqualTo("run 2");
+    }
 
     @Test
     void aStepThatChangesNothingWritesNeitherRow() {
