@@ -43,7 +43,7 @@ import org.jboss.logging.Logger;
  * the claim starts the job in its own statement, and the step then compares the job with that write.
  *
  * <p>A step runs first in a plain transaction ({@link PlainTransactions}): no transaction manager,
- * no ORM session, which were a seventh of the worker's CPU (bench/ANALYSIS.md). Its hot paths (the
+ * no ORM session, about a tenth of the worker's CPU a job (bench/ANALYSIS.md). Its hot paths (the
  * claim, the record, the election, the apply in the database) reach the database through {@link
  * CurrentTransaction} and run there whole. A branch that needs the ORM (a fallback's attempt created
  * through the session, a sweep's native query, any {@code @Transactional(MANDATORY)} bean) fails in
