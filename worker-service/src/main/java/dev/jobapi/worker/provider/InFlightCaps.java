@@ -51,10 +51,9 @@ public class InFlightCaps {
     }
 
     /**
-     * In the claim's transaction: why this call may not go now, if a cap is reached.
+     * In the claim's transaction, plain or JTA: why this call may not go now, if a cap is reached.
      * {@code ownersSetCap} is the cap an operator set for the owner ({@code owner_share}), as the
-     * claim read it; without one the configured default holds. In the claim's transaction, plain or
-     * JTA.
+     * claim read it; without one the configured default holds.
      */
     public Optional<String> refusal(String provider, String owner, Optional<Integer> ownersSetCap) {
         return transaction.onConnection(connection -> {
