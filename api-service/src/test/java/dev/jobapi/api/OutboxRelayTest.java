@@ -10,6 +10,7 @@ import dev.jobapi.api.service.JobIntake;
 import dev.jobapi.api.service.RequestedDeadline;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.testing.TestBroker;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
@@ -32,6 +33,9 @@ class OutboxRelayTest extends ApiTestSupport {
     @Inject
     JobIntake intake;
 
+    @Inject
+    MeterRegistry meters;
+
     @Test
     void committedAttemptIsPublishedAndMarkedSent() {
         String id = createJob(Tokens.user("alice"), "k-1", JOB_BODY)
@@ -48,6 +52,34 @@ class OutboxRelayTest extends ApiTestSupport {
         });
         await().atMost(Duration.ofSeconds(5))
                 .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL") == 1);
+    }
+
+    /**
+     * The relay's transactions are counted by outcome once they commit (bench/run takes them off the
+     * database's commits to give the jobs' own): a batch that went out, and the rounds that found
+     * nothing waiting.
+     */
+    @Test
+    void everyCommittedRoundOfTheRelayIsCountedByItsOutcome() {
+        double sentBefore = batches("sent");
+        double refusedBefore = batches("refused");
+        createJob(Tokens.user("alice"), "k-counted", JOB_BODY).then().statusCode(201);
+        // Counted just after the commit that marked the row sent.
+        await().atMost(Duration.ofSeconds(10)).until(() -> batches("sent") == sentBefore + 1);
+        assertThat(count("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL"))
+                .isEqualTo(1);
+        // The relay polls every 200 ms in tests: an idle round comes within a second.
+        double emptyBefore = batches("empty");
+        await().atMost(Duration.ofSeconds(5)).until(() -> batches("empty") > emptyBefore);
+        assertThat(batches("sent")).isEqualTo(sentBefore + 1);
+        assertThat(batches("refused")).isEqualTo(refusedBefore);
+    }
+
+    private double batches(String outcome) {
+        return meters.get("jobapi.outbox.batches")
+                .tag("outcome", outcome)
+                .counter()
+                .count();
     }
 
     /**
@@ -140,6 +172,7 @@ class OutboxRelayTest extends ApiTestSupport {
                     refusing, false, false, true, Map.of("x-max-length", 0, "x-overflow", "reject-publish"));
             return channel.queueBind(refusing, AttemptTopology.EXCHANGE, AttemptTopology.ROUTING_KEY);
         });
+        double refusedBefore = batches("refused");
         try {
             createJob(Tokens.user("alice"), "k-nacked", JOB_BODY).then().statusCode(201);
             // The relay polls every 200 ms in tests: two seconds are ten rounds, each publishing and nacked.
@@ -147,6 +180,7 @@ class OutboxRelayTest extends ApiTestSupport {
                     .atMost(Duration.ofSeconds(5))
                     .until(() -> count("SELECT count(*) FROM outbox WHERE sent_at IS NULL") == 1);
             assertThat(TestBroker.depth(broker, AttemptTopology.QUEUE)).isPositive();
+            assertThat(batches("refused")).isGreaterThan(refusedBefore);
         } finally {
             broker.withChannel(channel -> channel.queueDelete(refusing));
         }

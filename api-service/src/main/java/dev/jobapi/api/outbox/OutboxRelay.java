@@ -11,6 +11,8 @@ import dev.jobapi.common.message.OutboxWritten;
 import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.common.tracing.TraceParent;
 import dev.jobapi.common.tracing.Tracing;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.context.Context;
@@ -94,6 +96,9 @@ public class OutboxRelay {
     private final Clock clock;
     private final LoopHeartbeats heartbeats;
     private final Tracing tracing;
+    private final Counter batchesSent;
+    private final Counter batchesEmpty;
+    private final Counter batchesRefused;
     private final Semaphore wakeups = new Semaphore(0);
     private volatile boolean running;
     private Thread thread;
@@ -105,7 +110,8 @@ public class OutboxRelay {
             JobApiConfig config,
             Clock clock,
             LoopHeartbeats heartbeats,
-            Tracing tracing) {
+            Tracing tracing,
+            MeterRegistry meters) {
         this.publisher = publisher;
         this.broker = broker;
         this.tracing = tracing;
@@ -113,6 +119,19 @@ public class OutboxRelay {
         this.transactions = transactions;
         this.config = config;
         this.clock = clock;
+        // Each of the relay's transactions counted once it committed: what the relay adds to the
+        // database's commits, apart from the jobs' own (bench/run's commits per job).
+        String name = "jobapi.outbox.batches";
+        String help = "The outbox relay's committed transactions, by outcome: sent (rows published and"
+                + " marked sent), empty (no row was waiting), refused (the broker did not take the batch)";
+        this.batchesSent =
+                Counter.builder(name).description(help).tag("outcome", "sent").register(meters);
+        this.batchesEmpty =
+                Counter.builder(name).description(help).tag("outcome", "empty").register(meters);
+        this.batchesRefused = Counter.builder(name)
+                .description(help)
+                .tag("outcome", "refused")
+                .register(meters);
     }
 
     void start(@Observes StartupEvent event) {
@@ -193,7 +212,9 @@ public class OutboxRelay {
 
     /** What one batch did. */
     enum Batch {
-        /** Nothing was waiting, or fewer rows than a batch: all sent. */
+        /** Nothing was waiting. */
+        EMPTY,
+        /** Fewer rows than a batch were waiting: all sent. */
         DONE,
         /** A whole batch was sent: more rows may be waiting. */
         FULL,
@@ -214,10 +235,10 @@ public class OutboxRelay {
             return Batch.QUEUE_FULL;
         }
         int take = Math.min(room, config.outbox().batchSize());
-        return transactions.inTransaction("The outbox relay's batch", connection -> {
+        Batch batch = transactions.inTransaction("The outbox relay's batch", connection -> {
             List<Unsent> rows = nextRowsInTurn(connection, take);
             if (rows.isEmpty()) {
-                return Batch.DONE;
+                return Batch.EMPTY;
             }
             Array ids = connection.createArrayOf(
                     "bigint", rows.stream().map(Unsent::id).toArray());
@@ -250,6 +271,12 @@ public class OutboxRelay {
             }
             return take == config.outbox().batchSize() ? Batch.FULL : Batch.QUEUE_FULL;
         });
+        switch (batch) {
+            case EMPTY -> batchesEmpty.increment();
+            case NOT_SENT -> batchesRefused.increment();
+            case DONE, FULL, QUEUE_FULL -> batchesSent.increment();
+        }
+        return batch;
     }
 
     /** An unsent outbox row: the message it stands for and the trace and request that made it. */

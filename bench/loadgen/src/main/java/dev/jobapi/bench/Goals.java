@@ -13,7 +13,8 @@ import java.util.Optional;
  * <p>The figures bench/run records, by name: {@code concurrency} (of the intake rows), {@code fresh}
  * and {@code fresh-p99} (POST /jobs fresh keys at that concurrency, jobs/s and ms), {@code
  * pgboss-send} (jobs/s), {@code e2e-w1} and {@code e2e-w2} (end to end with 1 and 2 workers, jobs/s),
- * {@code e2e-w1-commits} (commits per completed job with 1 worker, every process's), {@code
+ * {@code e2e-w1-commits} (commits per completed job with 1 worker, every process's) with {@code
+ * -jobs}, {@code -relay} and {@code -loops} (its shares, {@link CommitShares}), {@code
  * api-rss-peak-mb} and {@code api-ready-ms} (restart).
  */
 final class Goals {
@@ -79,14 +80,20 @@ final class Goals {
         lines.add(cpuRow("worker", CpuSplit.WORKERS, "7.6 ms", 2.5));
         lines.add(cpuRow("api", "api", "1.7 ms", 1.0));
 
-        // Every process's commits: the relay's batches, the sweeps' and the gate's rounds are in it.
-        Optional<Double> commits = number("e2e-w1-commits");
+        // The relay's share is its own committed transactions (jobapi_outbox_batches_total); the
+        // background loops commit by the second whatever the load, and are shown, not judged.
+        Optional<Double> jobsCommits = number("e2e-w1-commits-jobs");
+        String commits = jobsCommits
+                .map(jobs -> format(jobs) + " + the relay's " + figures.get("e2e-w1-commits-relay")
+                        + " (every process's " + figures.get("e2e-w1-commits") + ", the loops' and polling "
+                        + figures.get("e2e-w1-commits-loops") + ")")
+                .orElse("-");
         lines.add(row(
-                "commits per completed job, 1 worker (every process's)",
+                "commits per completed job, 1 worker",
                 "about 4",
                 "≤ 3 plus the relay's share",
-                commits.map(Goals::format).orElse("-"),
-                Optional.empty()));
+                commits,
+                jobsCommits.map(jobs -> Math.round(jobs * 100) <= 300)));
 
         Optional<Double> rss = number("api-rss-peak-mb");
         Optional<Double> ready = number("api-ready-ms").map(ms -> ms / 1000);

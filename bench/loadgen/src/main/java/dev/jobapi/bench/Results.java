@@ -26,7 +26,8 @@ import java.util.Optional;
  *   peer-work        workers batch + result                   (5) pg-boss work + complete
  *   naive            concurrency jobs completed seconds       (5) naive end to end, a note
  *   e2e              workers concurrency jobs completed seconds max_queue connections active database
- *                    commits_per_job
+ *                    commits relay_commits bench_queries window_ms quiet_commits quiet_relay_commits
+ *                    quiet_ms (CommitShares)
  *                                                             (5) end to end, a note per step
  *   growth-post, growth-get  size stored rate + result        (6) p99 against the first size, goal at the last
  *   api-memory       peak_mb end_mb                           (7) with its goal
@@ -324,7 +325,13 @@ final class Results {
                 }
                 case "e2e" -> {
                     figures.put("e2e-w" + o.text("workers"), jobsPerSecond(o));
-                    figures.put("e2e-w" + o.text("workers") + "-commits", o.text("commits_per_job"));
+                    String commits = "e2e-w" + o.text("workers") + "-commits";
+                    CommitShares.of(o).ifPresent(shares -> {
+                        figures.put(commits, twoDecimals(shares.total()));
+                        figures.put(commits + "-jobs", twoDecimals(shares.jobs()));
+                        figures.put(commits + "-relay", twoDecimals(shares.relay()));
+                        figures.put(commits + "-loops", twoDecimals(shares.loops() + shares.bench()));
+                    });
                 }
                 case "api-memory" -> figures.put("api-rss-peak-mb", o.text("peak_mb"));
                 case "api-ready" -> {
@@ -355,7 +362,8 @@ final class Results {
                     notes.add("- (5) " + workers + " worker(s): " + o.text("jobs") + " jobs in " + o.text("seconds")
                             + " s; max queue depth " + o.text("max_queue") + "; connections to "
                             + o.text("database") + ": " + connections + "; commits per completed job "
-                            + o.text("commits_per_job") + " (pg_stat_database, every process's)");
+                            + CommitShares.of(o).map(CommitShares::describe).orElse("-")
+                            + " (pg_stat_database)");
                     String jobsPerSecond = jobsPerSecond(o);
                     if (previous != null && !jobsPerSecond.equals("-")) {
                         notes.add("- (5) " + workers + " worker(s) vs the previous step: "
@@ -443,6 +451,10 @@ final class Results {
             return "-";
         }
         return String.format(Locale.ROOT, "%.1f", jobs.get() / seconds.get());
+    }
+
+    private static String twoDecimals(double value) {
+        return String.format(Locale.ROOT, "%.2f", value);
     }
 
     /** A / B with two decimals; "-" when either is missing or B is zero. */

@@ -101,7 +101,9 @@ class ResultsTest {
                 observations(
                         "naive concurrency=16 jobs=1500 completed=1500 seconds=25.00",
                         "e2e workers=1 concurrency=16 jobs=1500 completed=1500 seconds=30.00 max_queue=9"
-                                + " connections=38 active=2 database=jobapi_bench commits_per_job=4.12",
+                                + " connections=38 active=2 database=jobapi_bench commits=6180 relay_commits=150"
+                                + " bench_queries=30 window_ms=37500 quiet_commits=75 quiet_relay_commits=15"
+                                + " quiet_ms=15000",
                         "e2e workers=2 concurrency=16 jobs=1500 completed=1500 seconds=25.00 max_queue=0"
                                 + " connections=- active=- database=jobapi_bench",
                         "api-started-in seconds=5.200"),
@@ -111,14 +113,17 @@ class ResultsTest {
                 List.of(
                         "- (5) naive: 1500 jobs in 25.00 s",
                         "- (5) 1 worker(s): 1500 jobs in 30.00 s; max queue depth 9; connections to jobapi_bench: 38 (2 active);"
-                                + " commits per completed job 4.12 (pg_stat_database, every process's)",
+                                + " commits per completed job 4.12 every process's: the jobs' 3.90, the relay's 0.10,"
+                                + " the background loops' 0.10, bench/run's polling 0.02 (pg_stat_database)",
                         "- (5) 2 worker(s): 1500 jobs in 25.00 s; max queue depth 0; connections to jobapi_bench: -;"
-                                + " commits per completed job - (pg_stat_database, every process's)",
+                                + " commits per completed job - (pg_stat_database)",
                         "- (5) 2 worker(s) vs the previous step: 1.20x",
                         "- (7) api restart: Quarkus reports \"started in 5.200s\" (inside the JVM; the row above counts from exec)"),
                 results.notes());
         assertEquals("60.0", results.figures().get("e2e-w2"));
         assertEquals("4.12", results.figures().get("e2e-w1-commits"));
+        assertEquals("3.90", results.figures().get("e2e-w1-commits-jobs"));
+        assertEquals("0.10", results.figures().get("e2e-w1-commits-relay"));
     }
 
     @Test
