@@ -13,7 +13,6 @@ import dev.jobapi.common.start.StartRefusal;
 import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.repository.AttemptWork;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.transaction.Transactional;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -61,10 +60,12 @@ public class AutomaticFallback {
     /**
      * Called in the transaction that moved {@code failed} to failed, with the job row locked, so two
      * deliveries cannot both start a fallback; the attempt's key (job, failed attempt) backs that up.
+     * A job with no fallback list returns at once, in a plain transaction too; the decision itself
+     * reads and starts attempts through the ORM, so a plain step runs again under JTA for it
+     * ({@code AttemptSteps}).
      *
      * @return the new attempt, when one was started
      */
-    @Transactional(Transactional.TxType.MANDATORY)
     public Optional<Attempt> afterFailure(Job job, Attempt failed, Instant now) {
         if (job.fallbackProviders().isEmpty()) {
             return Optional.empty();
@@ -125,9 +126,10 @@ public class AutomaticFallback {
      * it now moves there, the held attempt superseded by the new one. Otherwise the attempt stays
      * held, and nothing is recorded: it is asked again at each delivery.
      *
+     * <p>As {@link #afterFailure}: at once for a job with no fallback list, whatever the transaction.
+     *
      * @return the new attempt, when one was started
      */
-    @Transactional(Transactional.TxType.MANDATORY)
     public Optional<Attempt> afterHold(Job job, Attempt held, String reason, Instant now) {
         if (job.fallbackProviders().isEmpty()) {
             return Optional.empty();

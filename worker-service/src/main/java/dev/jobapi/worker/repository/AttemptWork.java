@@ -47,6 +47,9 @@ public class AttemptWork {
     private static final String[] LOOKUP_STATES =
             AttemptState.wireNames(EnumSet.of(AttemptState.UNKNOWN, AttemptState.SUPERSEDED)::contains);
 
+    /** The states in which an attempt may still produce a result. */
+    private static final String[] OPEN_STATES = AttemptState.wireNames(AttemptState::isOpen);
+
     private final EntityManager em;
     private final CurrentTransaction transaction;
 
@@ -126,25 +129,30 @@ public class AttemptWork {
      *
      * @return false when the claim is no longer this worker's
      */
-    @Transactional(Transactional.TxType.MANDATORY)
     public boolean unclaim(UUID attemptId, String workerId, Instant now) {
-        return em.createNativeQuery("UPDATE attempt SET lease_owner = NULL, lease_expires_at = NULL,"
-                                + " updated_at = ?1, version = version + 1"
-                                + " WHERE id = ?2 AND state = 'starting' AND lease_owner = ?3")
-                        .setParameter(1, now)
-                        .setParameter(2, attemptId)
-                        .setParameter(3, workerId)
-                        .executeUpdate()
-                == 1;
+        return onConnection(connection -> {
+            try (PreparedStatement update = connection.prepareStatement("UPDATE attempt SET lease_owner = NULL,"
+                    + " lease_expires_at = NULL, updated_at = ?, version = version + 1"
+                    + " WHERE id = ? AND state = 'starting' AND lease_owner = ?")) {
+                update.setObject(1, timestamp(now));
+                update.setObject(2, attemptId);
+                update.setString(3, workerId);
+                return update.executeUpdate() == 1;
+            }
+        });
     }
 
     /** Whether the attempt's lease is still running, by the database's clock. */
-    @Transactional(Transactional.TxType.MANDATORY)
     public boolean leaseLive(UUID attemptId) {
-        return (Boolean) em.createNativeQuery(
-                        "SELECT coalesce(lease_expires_at > statement_timestamp(), false) FROM attempt WHERE id = ?1")
-                .setParameter(1, attemptId)
-                .getSingleResult();
+        return onConnection(connection -> {
+            try (PreparedStatement select = connection.prepareStatement(
+                    "SELECT coalesce(lease_expires_at > statement_timestamp(), false) FROM attempt WHERE id = ?")) {
+                select.setObject(1, attemptId);
+                try (ResultSet row = select.executeQuery()) {
+                    return row.next() && row.getBoolean(1);
+                }
+            }
+        });
     }
 
     /**
@@ -370,6 +378,78 @@ public class AttemptWork {
         });
     }
 
+    /** An attempt's stored output (its generation row): the patch and the patch's digest. */
+    public record StoredOutput(byte[] patch, String outputDigest) {}
+
+    /**
+     * The attempt's stored output; empty until an answer is stored, or once a loser's oversized one
+     * was dropped. On the step's connection, so that a step on a plain transaction stays there (the
+     * session's {@code find} needs JTA, and cost the step a second run).
+     */
+    public Optional<StoredOutput> storedOutput(UUID attemptId) {
+        return onConnection(connection -> {
+            try (PreparedStatement select =
+                    connection.prepareStatement("SELECT patch, output_digest FROM generation WHERE attempt_id = ?")) {
+                select.setObject(1, attemptId);
+                try (ResultSet row = select.executeQuery()) {
+                    return row.next()
+                            ? Optional.of(new StoredOutput(row.getBytes(1), row.getString(2)))
+                            : Optional.empty();
+                }
+            }
+        });
+    }
+
+    /** Whether the attempt has a stored output, without reading the patch. */
+    public boolean outputStored(UUID attemptId) {
+        return onConnection(connection -> {
+            try (PreparedStatement select =
+                    connection.prepareStatement("SELECT EXISTS (SELECT 1 FROM generation WHERE attempt_id = ?)")) {
+                select.setObject(1, attemptId);
+                try (ResultSet row = select.executeQuery()) {
+                    row.next();
+                    return row.getBoolean(1);
+                }
+            }
+        });
+    }
+
+    /** Where the attempt's recorded usage came from; empty while none is recorded. */
+    public Optional<UsageSource> usageSource(UUID attemptId) {
+        return onConnection(connection -> {
+            try (PreparedStatement select =
+                    connection.prepareStatement("SELECT source FROM usage_record WHERE attempt_id = ?")) {
+                select.setObject(1, attemptId);
+                try (ResultSet row = select.executeQuery()) {
+                    return row.next() ? Optional.of(UsageSource.fromWireName(row.getString(1))) : Optional.empty();
+                }
+            }
+        });
+    }
+
+    /** Whether an attempt of the job other than {@code own} is still open (may produce a result). */
+    public boolean anotherAttemptOpen(UUID jobId, UUID own) {
+        return onConnection(connection -> {
+            try (PreparedStatement select = connection.prepareStatement(
+                    "SELECT EXISTS (SELECT 1 FROM attempt" + " WHERE job_id = ? AND id <> ? AND state = ANY(?))")) {
+                select.setObject(1, jobId);
+                select.setObject(2, own);
+                select.setArray(3, connection.createArrayOf("text", OPEN_STATES));
+                try (ResultSet row = select.executeQuery()) {
+                    row.next();
+                    return row.getBoolean(1);
+                }
+            }
+        });
+    }
+
+    /** Whether the provider's report of what the attempt spent is recorded (rule 4's "paid for"). */
+    public boolean usageReported(UUID attemptId) {
+        return usageSource(attemptId)
+                .filter(source -> source == UsageSource.PROVIDER_REPORTED)
+                .isPresent();
+    }
+
     /**
      * Drops a stored output larger than the bound; returns its size when dropped, else 0. A loser's
      * step makes it, in a plain transaction as often as not.
@@ -508,17 +588,20 @@ public class AttemptWork {
      *
      * @return how many applies of the job have failed so far
      */
-    @Transactional(Transactional.TxType.MANDATORY)
     public int deferApply(UUID jobId, Duration base, Duration max) {
-        List<?> failures = em.createNativeQuery(
-                        "UPDATE job SET apply_failures = apply_failures + 1, apply_retry_at = statement_timestamp()"
-                                + " + least(?1 * power(2, least(apply_failures, 20)), ?2) * interval '1 millisecond'"
-                                + " WHERE id = ?3 RETURNING apply_failures")
-                .setParameter(1, base.toMillis())
-                .setParameter(2, max.toMillis())
-                .setParameter(3, jobId)
-                .getResultList();
-        return failures.isEmpty() ? 0 : ((Number) failures.get(0)).intValue();
+        return onConnection(connection -> {
+            try (PreparedStatement update = connection.prepareStatement(
+                    "UPDATE job SET apply_failures = apply_failures + 1, apply_retry_at = statement_timestamp()"
+                            + " + least(? * power(2, least(apply_failures, 20)), ?) * interval '1 millisecond'"
+                            + " WHERE id = ? RETURNING apply_failures")) {
+                update.setLong(1, base.toMillis());
+                update.setLong(2, max.toMillis());
+                update.setObject(3, jobId);
+                try (ResultSet failures = update.executeQuery()) {
+                    return failures.next() ? failures.getInt(1) : 0;
+                }
+            }
+        });
     }
 
     public void markApplied(ApplyKey key, String targetRef, Instant now) {

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.common.apply.ApplyKey;
 import dev.jobapi.common.attempt.Attempt;
-import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
@@ -43,7 +42,6 @@ public class ApplyStep {
     /** A reserved apply still to be made on a target outside the database. */
     public record Plan(ApplyKey key, ApplyTarget target, String scope, byte[] patch, boolean alreadyApplied) {}
 
-    private final AttemptRepository attempts;
     private final AttemptWork work;
     private final Applier applier;
     private final ApplyKeys applyKeys;
@@ -54,7 +52,6 @@ public class ApplyStep {
     private final Tracing tracing;
 
     ApplyStep(
-            AttemptRepository attempts,
             AttemptWork work,
             Applier applier,
             ApplyKeys applyKeys,
@@ -64,7 +61,6 @@ public class ApplyStep {
             ObjectMapper mapper,
             Tracing tracing) {
         this.tracing = tracing;
-        this.attempts = attempts;
         this.work = work;
         this.applier = applier;
         this.applyKeys = applyKeys;
@@ -92,7 +88,7 @@ public class ApplyStep {
         // apply was left to an attempt that no longer won).
         step.checkJobAtCommit();
         byte[] patch = step.storedPatch()
-                .orElseGet(() -> attempts.generation(attempt.id()).orElseThrow().patch());
+                .orElseGet(() -> work.storedOutput(attempt.id()).orElseThrow().patch());
         ApplyTarget target = new ApplyTarget(job.id(), attempt.id(), baseRef(job));
         String scope = applier.scope(target);
         ApplyKey key = applyKeys.keyFor(job.id(), patch, scope);

@@ -1,7 +1,6 @@
 package dev.jobapi.worker.service;
 
 import dev.jobapi.common.attempt.Attempt;
-import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.digest.Sha256;
 import dev.jobapi.common.job.Job;
@@ -12,7 +11,6 @@ import dev.jobapi.worker.provider.ProviderOutcome;
 import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
 import jakarta.enterprise.context.ApplicationScoped;
-import java.util.UUID;
 
 /**
  * The moves every step makes the same way, each with its timeline event and metric: an attempt
@@ -26,19 +24,12 @@ public class AttemptOutcomes {
     static final String QUARANTINE_REASON = "provider reported no usage; held until reconciled";
 
     private final AttemptWork work;
-    private final AttemptRepository attempts;
     private final JobEvents events;
     private final WorkerMetrics metrics;
     private final WorkerConfig config;
 
-    AttemptOutcomes(
-            AttemptWork work,
-            AttemptRepository attempts,
-            JobEvents events,
-            WorkerMetrics metrics,
-            WorkerConfig config) {
+    AttemptOutcomes(AttemptWork work, JobEvents events, WorkerMetrics metrics, WorkerConfig config) {
         this.work = work;
-        this.attempts = attempts;
         this.events = events;
         this.metrics = metrics;
         this.config = config;
@@ -70,8 +61,7 @@ public class AttemptOutcomes {
      */
     void deadLettered(Loaded step, String why) {
         Attempt attempt = step.attempt();
-        if (attempt.state() != AttemptState.STARTING
-                || attempts.generation(attempt.id()).isPresent()) {
+        if (attempt.state() != AttemptState.STARTING || work.outputStored(attempt.id())) {
             return;
         }
         if (attempt.leaseOwner() == null) {
@@ -137,10 +127,8 @@ public class AttemptOutcomes {
      * can still produce a result. Call with the job locked, as {@link #awaitOwnerIfNothingOpen}.
      */
     boolean nothingElseOpenOrWon(Loaded step) {
-        UUID own = step.attempt().id();
-        boolean othersOpen = attempts.forJob(step.job().id()).stream()
-                .anyMatch(other -> !other.id().equals(own) && other.state().isOpen());
-        return !othersOpen && step.job().winningAttemptId() == null;
+        return step.job().winningAttemptId() == null
+                && !work.anotherAttemptOpen(step.job().id(), step.attempt().id());
     }
 
     private void requireReview(Loaded step, String reason) {
@@ -169,7 +157,7 @@ public class AttemptOutcomes {
             step.keepStoredPatch(patch);
             return digest;
         }
-        return attempts.generation(attempt.id())
+        return work.storedOutput(attempt.id())
                 .map(first -> {
                     step.keepStoredPatch(first.patch());
                     return first.outputDigest();

@@ -262,7 +262,7 @@ public class AttemptSteps {
                 return result;
             } catch (RuntimeException e) {
                 if (plain && !committing.get() && CurrentTransaction.neededJta(e)) {
-                    LOG.debugf("Step on attempt %s needs the ORM (%s); running it again under JTA", attemptId, e);
+                    LOG.debugf(e, "Step on attempt %s needs the ORM (%s); running it again under JTA", attemptId, e);
                     plain = false;
                 } else if (WriteConflict.isCause(e) && conflicts++ < RUNS) {
                     LOG.debugf("Step on attempt %s met a concurrent change; running it again", attemptId);

@@ -3,8 +3,6 @@ package dev.jobapi.worker.service;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.common.attempt.Attempt;
-import dev.jobapi.common.attempt.AttemptRepository;
-import dev.jobapi.common.attempt.UsageSource;
 import dev.jobapi.common.budget.SpendBudgets;
 import dev.jobapi.common.callback.CallbackInbox;
 import dev.jobapi.common.job.Job;
@@ -67,7 +65,6 @@ public class ClaimStep {
         }
     }
 
-    private final AttemptRepository attempts;
     private final AttemptWork work;
     private final AttemptOutcomes outcomes;
     private final JobEvents events;
@@ -84,7 +81,6 @@ public class ClaimStep {
     private final String workerId;
 
     ClaimStep(
-            AttemptRepository attempts,
             AttemptWork work,
             AttemptOutcomes outcomes,
             JobEvents events,
@@ -98,7 +94,6 @@ public class ClaimStep {
             WorkerConfig config,
             WorkerMetrics metrics,
             ObjectMapper mapper) {
-        this.attempts = attempts;
         this.work = work;
         this.outcomes = outcomes;
         this.events = events;
@@ -130,10 +125,7 @@ public class ClaimStep {
                 return Decision.of(unfinishedWinner ? Next.APPLY : Next.NOTHING);
             case UNKNOWN:
                 // An operator's resolution (usage recorded, quarantine lifted) sends it on to the election.
-                boolean resolved = attempts.generation(attempt.id()).isPresent()
-                        && attempts.usage(attempt.id())
-                                .filter(u -> u.source() == UsageSource.PROVIDER_REPORTED)
-                                .isPresent();
+                boolean resolved = work.outputStored(attempt.id()) && work.usageReported(attempt.id());
                 if (resolved) {
                     return Decision.of(Next.ELECT);
                 }
@@ -298,7 +290,7 @@ public class ClaimStep {
     private Decision afterAnotherClaim(Loaded step) {
         Attempt attempt = step.attempt();
         Job job = step.job();
-        if (attempts.generation(attempt.id()).isPresent()) {
+        if (work.outputStored(attempt.id())) {
             return Decision.of(Next.ELECT);
         }
         if (attempt.leaseOwner() == null) {

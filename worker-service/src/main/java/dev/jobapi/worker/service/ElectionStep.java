@@ -1,15 +1,13 @@
 package dev.jobapi.worker.service;
 
 import dev.jobapi.common.attempt.Attempt;
-import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
-import dev.jobapi.common.attempt.Generation;
-import dev.jobapi.common.attempt.UsageSource;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.common.tracing.Tracing;
+import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Optional;
@@ -25,20 +23,15 @@ import java.util.Optional;
 @ApplicationScoped
 public class ElectionStep {
 
-    private final AttemptRepository attempts;
+    private final AttemptWork work;
     private final AttemptOutcomes outcomes;
     private final JobEvents events;
     private final WorkerMetrics metrics;
     private final Tracing tracing;
 
-    ElectionStep(
-            AttemptRepository attempts,
-            AttemptOutcomes outcomes,
-            JobEvents events,
-            WorkerMetrics metrics,
-            Tracing tracing) {
+    ElectionStep(AttemptWork work, AttemptOutcomes outcomes, JobEvents events, WorkerMetrics metrics, Tracing tracing) {
         this.tracing = tracing;
-        this.attempts = attempts;
+        this.work = work;
         this.outcomes = outcomes;
         this.events = events;
         this.metrics = metrics;
@@ -66,7 +59,7 @@ public class ElectionStep {
         // An answer stored by another path (a reconciliation, a record step that could only commit the
         // answer alone) has its generation but not yet its digest on the attempt.
         if (open && attempt.outputDigest() == null) {
-            Optional<Generation> stored = attempts.generation(attempt.id());
+            Optional<AttemptWork.StoredOutput> stored = work.storedOutput(attempt.id());
             if (stored.isEmpty()) {
                 return false; // nothing to elect yet
             }
@@ -85,10 +78,7 @@ public class ElectionStep {
                             : "job was " + job.state().wireName() + " when this result arrived");
             return false;
         }
-        boolean paidFor = step.reportedUsageStored()
-                || attempts.usage(attempt.id())
-                        .filter(usage -> usage.source() == UsageSource.PROVIDER_REPORTED)
-                        .isPresent();
+        boolean paidFor = step.reportedUsageStored() || work.usageReported(attempt.id());
         if (!paidFor) {
             // Rule 4 fails closed on every path here (a redelivery, the sweep, a reconciliation): an
             // answer stored without the provider's figures, by a step that could commit nothing else,

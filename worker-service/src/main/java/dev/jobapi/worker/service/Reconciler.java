@@ -1,6 +1,5 @@
 package dev.jobapi.worker.service;
 
-import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.health.BackgroundLoops;
 import dev.jobapi.common.message.AttemptTopology;
@@ -48,7 +47,6 @@ public class Reconciler {
     private final AttemptSteps steps;
     private final AttemptOutcomes outcomes;
     private final AttemptPipeline pipeline;
-    private final AttemptRepository attempts;
     private final AttemptWork work;
     private final WorkerConfig.Reconciler config;
     private final Clock clock;
@@ -60,7 +58,6 @@ public class Reconciler {
             AttemptSteps steps,
             AttemptOutcomes outcomes,
             AttemptPipeline pipeline,
-            AttemptRepository attempts,
             AttemptWork work,
             WorkerConfig config,
             Clock clock,
@@ -70,7 +67,6 @@ public class Reconciler {
         this.steps = steps;
         this.outcomes = outcomes;
         this.pipeline = pipeline;
-        this.attempts = attempts;
         this.work = work;
         this.config = config.reconciler();
         this.clock = clock;
@@ -125,7 +121,7 @@ public class Reconciler {
         steps.run(attemptId, null, step -> {
             boolean stillStranded = step.attempt().state() == AttemptState.STARTING
                     && step.attempt().leaseOwner() != null
-                    && attempts.generation(attemptId).isEmpty()
+                    && !work.outputStored(attemptId)
                     && !work.leaseLive(attemptId);
             if (stillStranded) {
                 outcomes.leaseLost(step);

@@ -1,7 +1,6 @@
 package dev.jobapi.worker.service;
 
 import dev.jobapi.common.attempt.Attempt;
-import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.AttemptState;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
@@ -36,7 +35,6 @@ public class RecordStep {
         LOOKUP
     }
 
-    private final AttemptRepository attempts;
     private final AttemptOutcomes outcomes;
     private final AutomaticFallback fallback;
     private final JobEvents events;
@@ -45,7 +43,6 @@ public class RecordStep {
     private final String workerId;
 
     RecordStep(
-            AttemptRepository attempts,
             AttemptOutcomes outcomes,
             AutomaticFallback fallback,
             JobEvents events,
@@ -54,7 +51,6 @@ public class RecordStep {
             WorkerConfig config) {
         this.work = work;
         this.workerId = config.worker().idOrPid();
-        this.attempts = attempts;
         this.outcomes = outcomes;
         this.fallback = fallback;
         this.events = events;
@@ -83,7 +79,7 @@ public class RecordStep {
 
     private boolean recordAnswer(Loaded step, ProviderOutcome outcome, Origin origin) {
         Attempt attempt = step.attempt();
-        if (origin == Origin.LOOKUP && attempts.usage(attempt.id()).isPresent()) {
+        if (origin == Origin.LOOKUP && work.usageSource(attempt.id()).isPresent()) {
             return false; // reconciled already, by another worker or an earlier round
         }
         // A call's answer is awaited while its attempt is starting, or unknown (its lease was lost while

@@ -5,18 +5,21 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.jobapi.common.attempt.Attempt;
+import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.database.CurrentTransaction;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import dev.jobapi.worker.FakeProviderResource;
 import dev.jobapi.worker.WorkerTestSupport;
+import dev.jobapi.worker.fallback.AutomaticFallback;
 import dev.jobapi.worker.repository.AttemptWork;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.lang.reflect.RecordComponent;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -57,6 +60,15 @@ class AttemptStepsTest extends WorkerTestSupport {
     ClaimStep claim;
 
     @Inject
+    AutomaticFallback fallback;
+
+    @Inject
+    AttemptRepository attempts;
+
+    @Inject
+    AttemptOutcomes outcomes;
+
+    @Inject
     SessionFactory sessions;
 
     @Inject
@@ -94,7 +106,7 @@ class AttemptStepsTest extends WorkerTestSupport {
             runsInPlain.add(transaction.inPlain());
             step.attempt().recordRemoteId("remote-run-" + runsInPlain.size(), step.now());
             events.record(job, attempt, JobEventKind.MESSAGE_DELIVERED, "run " + runsInPlain.size());
-            work.leaseLive(attempt); // a native query through the ORM: a JTA transaction's only
+            attempts.forJob(job); // a read through the ORM's session: a JTA transaction's only
             return "done";
         }));
 
@@ -105,6 +117,47 @@ class AttemptStepsTest extends WorkerTestSupport {
         assertThat(text("SELECT string_agg(detail, ',') FROM job_event WHERE attempt_id = '" + attempt + "'"))
                 .as("the plain run's event rolled back with it")
                 .isEqualTo("run 2");
+    }
+
+    /**
+     * The reads a step's rarer branches make (a redelivery finding the answer stored, rule 4's check
+     * of the reported usage, a lease's liveness, a failure's fallback list and the job's other
+     * attempts) stay in the plain transaction: through the ORM each cost the step a second run under
+     * JTA.
+     */
+    @Test
+    void aStepsReadsOfAStoredAnswerItsLeaseAndTheJobsOtherAttemptsStayInItsPlainTransaction() {
+        UUID job = aJob("a step that reads what is stored");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        storeGeneration(attempt, "sha256:stored", "the stored patch");
+        storeReportedUsage(attempt);
+        List<Boolean> runsInPlain = new CopyOnWriteArrayList<>();
+
+        String read = onAConsumersThread(() -> steps.run(attempt, "missing", step -> {
+            runsInPlain.add(transaction.inPlain());
+            AttemptWork.StoredOutput output = work.storedOutput(attempt).orElseThrow();
+            Attempt failed = step.attempt();
+            failed.fail("the provider refused it", step.now());
+            boolean fellBack =
+                    fallback.afterFailure(step.job(), failed, step.now()).isPresent();
+            step.lockJob();
+            outcomes.awaitOwnerIfNothingOpen(step);
+            return String.join(
+                    ",",
+                    new String(output.patch(), StandardCharsets.UTF_8),
+                    output.outputDigest(),
+                    String.valueOf(work.outputStored(attempt)),
+                    String.valueOf(work.usageReported(attempt)),
+                    String.valueOf(work.leaseLive(attempt)),
+                    String.valueOf(fellBack));
+        }));
+
+        assertThat(read).isEqualTo("the stored patch,sha256:stored,true,true,false,false");
+        assertThat(runsInPlain).as("one run, plain").containsExactly(true);
+        assertThat(attemptState(attempt)).isEqualTo("failed");
+        assertThat(jobState(job))
+                .as("nothing else open: the job waits for its owner")
+                .isEqualTo("needs_review");
     }
 
     @Test
