@@ -431,7 +431,7 @@ public class AttemptWork {
     public boolean anotherAttemptOpen(UUID jobId, UUID own) {
         return onConnection(connection -> {
             try (PreparedStatement select = connection.prepareStatement(
-                    "SELECT EXISTS (SELECT 1 FROM attempt" + " WHERE job_id = ? AND id <> ? AND state = ANY(?))")) {
+                    "SELECT EXISTS (SELECT 1 FROM attempt WHERE job_id = ? AND id <> ? AND state = ANY(?))")) {
                 select.setObject(1, jobId);
                 select.setObject(2, own);
                 select.setArray(3, connection.createArrayOf("text", OPEN_STATES));
