@@ -32,18 +32,19 @@ final class EventStreams {
         stream(exchange, events, 0, 0);
     }
 
-    /** Streams {@code events}, pausing {@code stallMs} after the first {@code stallAfter} of them (0: no pause). */
+    /** Streams {@code events}, pausing {@code stallMs} after the first {@code stallAfter} of them (0 ms: no pause). */
     static void stream(HttpExchange exchange, List<String> events, int stallAfter, long stallMs) throws IOException {
         streamHeaders(exchange);
         exchange.sendResponseHeaders(200, 0);
         try (OutputStream out = exchange.getResponseBody()) {
             for (int i = 0; i < events.size(); i++) {
-                if (i == stallAfter) {
+                if (i == stallAfter && stallMs > 0) {
+                    // What was written arrives before the pause; an answer with none goes out at once, in
+                    // as few writes as the server's chunks allow, as a model that has finished would send it.
+                    out.flush();
                     Exchanges.stall(stallMs);
                 }
                 out.write(events.get(i).getBytes(StandardCharsets.UTF_8));
-                // Flushed per event so the client sees tokens arrive one by one, as from a real model.
-                out.flush();
             }
         }
     }

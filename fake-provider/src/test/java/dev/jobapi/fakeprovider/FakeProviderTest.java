@@ -15,6 +15,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -253,6 +254,45 @@ class FakeProviderTest {
         String id = usageChunk.path("id").asText();
         assertEquals(200, get("/v1/chat/completions/" + id).statusCode(), "a finished stream is stored");
         assertTrue(fake.requests().get(0).stream());
+    }
+
+    /**
+     * An answer with no stall scripted is the whole answer at once (the bench's provider "answering at
+     * once"): one chunk of the chunked body, not one a token. Written a token at a time, each write
+     * after the first also waited for the client's delayed ACK on a kept-alive connection.
+     */
+    @Test
+    void anAnswerWithNoStallIsWrittenAsOneChunk() throws Exception {
+        String body = chat("all at once", null, true);
+        List<String> chunks = new ArrayList<>();
+        try (Socket socket = new Socket("127.0.0.1", fake.port())) {
+            socket.getOutputStream()
+                    .write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                    + "Content-Type: application/json\r\nConnection: close\r\nContent-Length: "
+                                    + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body)
+                            .getBytes(StandardCharsets.UTF_8));
+            BufferedReader reader =
+                    new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.ISO_8859_1));
+            assertEquals("HTTP/1.1 200 OK", reader.readLine());
+            while (!reader.readLine().isEmpty()) {
+                // the response's headers
+            }
+            for (int size = Integer.parseInt(reader.readLine().strip(), 16);
+                    size > 0;
+                    size = Integer.parseInt(reader.readLine().strip(), 16)) {
+                char[] chunk = new char[size];
+                for (int read = 0; read < size; ) {
+                    read += reader.read(chunk, read, size - read);
+                }
+                chunks.add(new String(chunk));
+                assertEquals("", reader.readLine(), "the chunk's closing line break");
+            }
+        }
+
+        assertEquals(1, chunks.size(), "chunks: " + chunks);
+        List<String> events = events(chunks.get(0));
+        assertTrue(events.size() > 3, "the chunk holds the whole stream: " + events);
+        assertEquals("[DONE]", events.get(events.size() - 1));
     }
 
     @Test
