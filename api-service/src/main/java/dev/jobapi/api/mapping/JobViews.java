@@ -7,7 +7,7 @@ import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.start.AttemptStarts;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import jakarta.transaction.Transactional;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -16,7 +16,7 @@ import java.util.List;
 import java.util.function.BooleanSupplier;
 
 /** Builds Job representations, including the actions the caller may take now. */
-@ApplicationScoped
+@Singleton
 public class JobViews {
 
     public static final String REQUEST_ATTEMPT = "request_attempt";

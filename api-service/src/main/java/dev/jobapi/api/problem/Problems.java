@@ -2,7 +2,7 @@ package dev.jobapi.api.problem;
 
 import dev.jobapi.api.config.JobApiConfig;
 import dev.jobapi.common.tracing.RequestIds;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import jakarta.ws.rs.core.Response;
 import java.time.Clock;
 import java.time.Duration;
@@ -14,7 +14,7 @@ import java.util.Optional;
  * Makes the problem+json answers of the catalogue, with absolute type URIs under the public base, the
  * request's id, whether the same request may be retried, and on every 429 and 503 a Retry-After.
  */
-@ApplicationScoped
+@Singleton
 public class Problems {
 
     public static final String RETRY_AFTER = "Retry-After";

@@ -3,7 +3,7 @@ package dev.jobapi.api.rest;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.common.digest.Sha256;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import jakarta.ws.rs.core.CacheControl;
 import jakarta.ws.rs.core.EntityTag;
 import jakarta.ws.rs.core.MediaType;
@@ -16,7 +16,7 @@ import jakarta.ws.rs.core.Response;
  * the job's own version does not cover), and a poll with the tag it last saw in If-None-Match is
  * answered 304 with no body. The views are private to their caller and always revalidated.
  */
-@ApplicationScoped
+@Singleton
 public class ConditionalReads {
 
     private static final CacheControl PRIVATE_REVALIDATED = CacheControl.valueOf("private, no-cache");

@@ -18,7 +18,7 @@ import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.common.digest.CanonicalJson;
 import io.quarkus.vertx.http.runtime.CurrentVertxRequest;
 import io.vertx.core.http.HttpHeaders;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -34,7 +34,7 @@ import java.util.Map;
  * so the canonical digest (RFC 8785) never turns one value into another, then the typed shape with
  * unknown fields refused. Every failure is a precise 400/413 problem, never a 500.
  */
-@ApplicationScoped
+@Singleton
 public class RequestBodies {
 
     private final ObjectMapper mapper;

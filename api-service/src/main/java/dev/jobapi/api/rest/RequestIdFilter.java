@@ -3,8 +3,8 @@ package dev.jobapi.api.rest;
 import dev.jobapi.common.tracing.RequestIds;
 import io.quarkus.vertx.http.runtime.filters.Filters;
 import io.vertx.ext.web.RoutingContext;
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.inject.Singleton;
 
 /**
  * Gives every request on the public port its id before anything else looks at it: the client's
@@ -14,7 +14,7 @@ import jakarta.enterprise.event.Observes;
  * across the event loop and the worker thread, so every log line and every problem of the request
  * carries it, and written with any outbox row the request makes.
  */
-@ApplicationScoped
+@Singleton
 public class RequestIdFilter {
 
     // Before UploadGuard (10), whose refusals must carry the id too.

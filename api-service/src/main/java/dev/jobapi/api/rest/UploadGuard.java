@@ -23,8 +23,8 @@ import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.inject.Singleton;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -60,7 +60,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *       when chunked); past that, 503 {@code server-busy} with Retry-After, at once.
  * </ul>
  */
-@ApplicationScoped
+@Singleton
 public class UploadGuard {
 
     private static final String CALLBACKS = "/callbacks/";

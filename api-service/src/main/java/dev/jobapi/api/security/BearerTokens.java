@@ -2,7 +2,7 @@ package dev.jobapi.api.security;
 
 import io.smallrye.jwt.auth.principal.JWTParser;
 import io.smallrye.jwt.auth.principal.ParseException;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.util.Optional;
 
 /**
@@ -11,7 +11,7 @@ import java.util.Optional;
  * event loop before routing. The same parser ({@link CachingJwtParser}) and claim rules ({@link
  * TokenRules}) as the authentication itself, so a token passes here exactly when it would there.
  */
-@ApplicationScoped
+@Singleton
 public class BearerTokens {
 
     private static final String BEARER = "Bearer ";

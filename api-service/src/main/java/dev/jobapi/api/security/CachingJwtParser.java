@@ -3,9 +3,9 @@ package dev.jobapi.api.security;
 import io.smallrye.jwt.auth.principal.DefaultJWTParser;
 import io.smallrye.jwt.auth.principal.ParseException;
 import jakarta.annotation.Priority;
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Alternative;
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 
 /**
@@ -17,7 +17,7 @@ import org.eclipse.microprofile.jwt.JsonWebToken;
  */
 @Alternative
 @Priority(1)
-@ApplicationScoped
+@Singleton
 public class CachingJwtParser extends DefaultJWTParser {
 
     private final VerifiedTokens verified;

@@ -7,7 +7,7 @@ import io.quarkus.security.identity.AuthenticationRequestContext;
 import io.quarkus.security.identity.SecurityIdentity;
 import io.quarkus.security.identity.SecurityIdentityAugmentor;
 import io.smallrye.mutiny.Uni;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -23,7 +23,7 @@ import org.eclipse.microprofile.jwt.JsonWebToken;
  * names, never a string that a separator would split into roles; and an {@code iat} that is not in
  * the future. A token that fails is refused as unauthenticated (401), like a forged one.
  */
-@ApplicationScoped
+@Singleton
 public class TokenRules implements SecurityIdentityAugmentor {
 
     private final ObjectMapper mapper;

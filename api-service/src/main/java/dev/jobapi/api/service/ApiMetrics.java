@@ -13,7 +13,7 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 import io.quarkus.scheduler.Scheduled.ConcurrentExecution;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.Query;
 import java.util.EnumSet;
@@ -34,7 +34,7 @@ import org.jboss.logging.Logger;
  */
 // Made at start-up, not at the first job: the meters must exist before anything counts.
 @Startup
-@ApplicationScoped
+@Singleton
 public class ApiMetrics {
 
     /** Unknown attempts and the quarantined ones, which are unknown ones held for an operator. */

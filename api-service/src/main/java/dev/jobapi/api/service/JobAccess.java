@@ -5,14 +5,14 @@ import dev.jobapi.api.problem.ProblemException;
 import dev.jobapi.api.security.Caller;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobRepository;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.util.UUID;
 
 /**
  * Ownership on every verb (docs/design.md, rule 10): a job the caller may not see does not exist
  * for them, so it is a 404, never a 403 that would confirm the id.
  */
-@ApplicationScoped
+@Singleton
 public class JobAccess {
 
     private final JobRepository jobs;

@@ -20,7 +20,7 @@ import dev.jobapi.common.start.StartRefusal;
 import dev.jobapi.common.text.StoredText;
 import dev.jobapi.common.tracing.Tracing;
 import io.opentelemetry.api.trace.Span;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import jakarta.transaction.Transactional;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -41,7 +41,7 @@ import java.util.UUID;
  * Job intake (docs/design.md, rule 1): one job per (owner, Idempotency-Key), however many times and
  * however concurrently the same request arrives.
  */
-@ApplicationScoped
+@Singleton
 public class JobIntake {
 
     private final PlainTransactions transactions;

@@ -8,7 +8,7 @@ import dev.jobapi.common.attempt.AttemptRepository;
 import dev.jobapi.common.attempt.Generation;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobState;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.Query;
 import jakarta.transaction.Transactional;
@@ -20,7 +20,7 @@ import java.util.UUID;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /** Reads for GET /jobs, GET /jobs/{id}/output and GET /jobs/{id}/timeline. */
-@ApplicationScoped
+@Singleton
 public class JobQueries {
 
     /** One page of job summaries plus the cursor of the next page, if any. */

@@ -1,6 +1,6 @@
 package dev.jobapi.common.budget;
 
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.sql.Connection;
@@ -19,7 +19,7 @@ import java.util.Optional;
  * reported beside the figures, never guessed into them. Manual attempts (API) and automatic
  * fallbacks (worker) both ask here.
  */
-@ApplicationScoped
+@Singleton
 public class DailyBudgets {
 
     /** An owner's spent budget: the figures a refusal shows. */

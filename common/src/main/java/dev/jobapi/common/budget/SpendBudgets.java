@@ -1,7 +1,7 @@
 package dev.jobapi.common.budget;
 
 import dev.jobapi.common.database.CurrentTransaction;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.sql.Array;
@@ -32,7 +32,7 @@ import java.util.Optional;
  * <p>The statements go to the JDBC connection of the caller's transaction, plain or JTA ({@link
  * CurrentTransaction}), so a claim's pending entity changes are not flushed early by them.
  */
-@ApplicationScoped
+@Singleton
 public class SpendBudgets {
 
     /** A budget period: a UTC day or a UTC month. */

@@ -1,8 +1,8 @@
 package dev.jobapi.common.database;
 
 import io.quarkus.arc.Arc;
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.ContextNotActiveException;
+import jakarta.inject.Singleton;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.TransactionRequiredException;
 import jakarta.transaction.Status;
@@ -25,7 +25,7 @@ import org.hibernate.engine.spi.SessionImplementor;
  * with one of the exceptions {@link #neededJta} recognises. A caller that may meet such code runs
  * its work again under JTA then.
  */
-@ApplicationScoped
+@Singleton
 public class CurrentTransaction {
 
     private final EntityManager em;

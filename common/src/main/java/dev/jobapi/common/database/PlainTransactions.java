@@ -1,7 +1,7 @@
 package dev.jobapi.common.database;
 
 import io.agroal.api.AgroalDataSource;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -21,7 +21,7 @@ import org.jboss.logging.Logger;
  * <p>While its work runs, the transaction is bound to the thread, so that what the work calls can
  * reach it without being handed the connection: {@link CurrentTransaction} is how.
  */
-@ApplicationScoped
+@Singleton
 public class PlainTransactions {
 
     private static final Logger LOG = Logger.getLogger(PlainTransactions.class);

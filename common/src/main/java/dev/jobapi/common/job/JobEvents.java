@@ -3,7 +3,7 @@ package dev.jobapi.common.job;
 import dev.jobapi.common.database.CurrentTransaction;
 import dev.jobapi.common.message.JobChangeNotices;
 import dev.jobapi.common.text.StoredText;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.sql.Connection;
@@ -32,7 +32,7 @@ import java.util.UUID;
  * event observed after the commit cost the worker 5.5 % of its CPU (now 0.7 %) (ArC's notification,
  * its request context, its own synchronization; bench/ANALYSIS.md).
  */
-@ApplicationScoped
+@Singleton
 public class JobEvents {
 
     /** A job's timeline lists at most one replay of the job, and one per attempt, in this window. */

@@ -4,8 +4,8 @@ import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.tracing.RequestIds;
 import dev.jobapi.common.tracing.TraceParent;
 import dev.jobapi.common.tracing.Tracing;
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
+import jakarta.inject.Singleton;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.sql.PreparedStatement;
@@ -23,7 +23,7 @@ import org.hibernate.Session;
  * continues that trace and hands the worker that request id. The write signals {@link
  * OutboxWritten}, which the relay observes after the commit.
  */
-@ApplicationScoped
+@Singleton
 public class OutboxWriter {
 
     private final EntityManager em;

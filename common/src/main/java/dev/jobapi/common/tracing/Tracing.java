@@ -11,7 +11,7 @@ import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
 import io.opentelemetry.context.propagation.TextMapGetter;
 import io.opentelemetry.context.propagation.TextMapPropagator;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -27,7 +27,7 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * OpenTelemetry's no-op API: no span is recorded, no header or column written, nothing parsed.
  * Quarkus' disabled SDK would still record spans nobody exports; the no-op API does not.
  */
-@ApplicationScoped
+@Singleton
 public class Tracing {
 
     /** The instrumentation scope of jobapi's own spans. */

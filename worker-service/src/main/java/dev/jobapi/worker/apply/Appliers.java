@@ -1,15 +1,15 @@
 package dev.jobapi.worker.apply;
 
 import dev.jobapi.worker.config.WorkerConfig;
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Singleton;
 import java.io.File;
 
 /** Chooses the applier named by {@code jobapi.apply.mode}. */
 public class Appliers {
 
     @Produces
-    @ApplicationScoped
+    @Singleton
     Applier applier(WorkerConfig config) {
         return switch (config.apply().mode()) {
             case "git" -> new GitApplier(

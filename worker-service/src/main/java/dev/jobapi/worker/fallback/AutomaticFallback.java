@@ -12,7 +12,7 @@ import dev.jobapi.common.start.AttemptStarts;
 import dev.jobapi.common.start.StartRefusal;
 import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.repository.AttemptWork;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -26,7 +26,7 @@ import java.util.stream.Collectors;
  * acceptance passed recently, only while the kill switch is on and the owner's daily budget has
  * room. Every refusal is recorded on the job.
  */
-@ApplicationScoped
+@Singleton
 public class AutomaticFallback {
 
     private final AttemptRepository attempts;

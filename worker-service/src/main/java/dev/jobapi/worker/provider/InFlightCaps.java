@@ -5,7 +5,7 @@ import dev.jobapi.common.provider.HeldAttempts;
 import dev.jobapi.common.provider.ProviderHealth;
 import dev.jobapi.worker.config.WorkerConfig;
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.sql.Connection;
@@ -25,7 +25,7 @@ import java.util.Optional;
  * take the last slot. A claim past a cap is held, like a shut gate (rule 21), never failed; the
  * gate's round announces held attempts again as slots free up.
  */
-@ApplicationScoped
+@Singleton
 public class InFlightCaps {
 
     /**

@@ -10,8 +10,8 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
 import io.quarkus.scheduler.Scheduled.ConcurrentExecution;
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.inject.Singleton;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.sql.Connection;
@@ -50,7 +50,7 @@ import org.jboss.logging.Logger;
  * announces them again when the gate opens: one for each free probe call of a breaker whose open
  * time is up, all when a breaker closes or a limit ends.
  */
-@ApplicationScoped
+@Singleton
 public class ProviderGate implements AnnouncedLimits {
 
     private static final Logger LOG = Logger.getLogger(ProviderGate.class);

@@ -3,8 +3,8 @@ package dev.jobapi.worker.provider;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.worker.config.WorkerConfig;
 import io.quarkus.runtime.StartupEvent;
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.inject.Singleton;
 import java.time.Clock;
 import java.util.Map;
 import java.util.Optional;
@@ -16,7 +16,7 @@ import org.jboss.logging.Logger;
  * The configured providers by name ({@code jobapi.provider.<name>.*}), one adapter each, built
  * once at startup from the provider's {@code kind}.
  */
-@ApplicationScoped
+@Singleton
 public class ProviderRegistry {
 
     private static final Logger LOG = Logger.getLogger(ProviderRegistry.class);

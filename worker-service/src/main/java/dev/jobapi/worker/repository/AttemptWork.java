@@ -9,7 +9,7 @@ import dev.jobapi.common.database.SqlWork;
 import dev.jobapi.common.job.Job;
 import dev.jobapi.common.job.JobState;
 import dev.jobapi.worker.provider.ProviderOutcome;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import java.math.BigDecimal;
@@ -37,7 +37,7 @@ import java.util.UUID;
  * ({@code @Transactional(MANDATORY)}): a step that meets one in a plain transaction runs again under
  * JTA ({@code AttemptSteps}).
  */
-@ApplicationScoped
+@Singleton
 public class AttemptWork {
 
     /**

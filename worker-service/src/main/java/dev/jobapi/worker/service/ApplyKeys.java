@@ -1,7 +1,7 @@
 package dev.jobapi.worker.service;
 
 import dev.jobapi.common.apply.ApplyKey;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.util.UUID;
 
 /**
@@ -9,7 +9,7 @@ import java.util.UUID;
  * scope, so a redelivered apply finds the earlier one. A bean of its own so the postmortem's mutation
  * check can replace it (a test-scoped alternative that keys each call anew).
  */
-@ApplicationScoped
+@Singleton
 public class ApplyKeys {
 
     public ApplyKey keyFor(UUID jobId, byte[] patch, String scope) {

@@ -17,7 +17,7 @@ import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
 import io.opentelemetry.api.trace.Span;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.util.Optional;
 import org.jboss.logging.Logger;
 
@@ -29,7 +29,7 @@ import org.jboss.logging.Logger;
  * are functions of the loaded attempt, and {@link #make} of none: {@link AttemptPipeline} orders
  * them and opens the transactions.
  */
-@ApplicationScoped
+@Singleton
 public class ApplyStep {
 
     /** Failed applies of one job after which it waits in review (still retried) with the reason. */

@@ -10,14 +10,14 @@ import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 
 /**
  * The moves every step makes the same way, each with its timeline event and metric: an attempt
  * becomes unknown, quarantined, failed or loses; a job waits for review; usage goes to the ledger.
  * Called inside a step ({@link AttemptSteps}); metrics count after the step commits.
  */
-@ApplicationScoped
+@Singleton
 public class AttemptOutcomes {
 
     /** Why an attempt is held in quarantine. */

@@ -11,7 +11,7 @@ import dev.jobapi.worker.provider.ProviderRegistry;
 import dev.jobapi.worker.service.ClaimStep.Decision;
 import dev.jobapi.worker.service.RecordStep.Origin;
 import io.opentelemetry.api.trace.Span;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.UUID;
@@ -43,7 +43,7 @@ import org.jboss.logging.Logger;
  * {@value #PROVIDER_SPAN}, {@code attempt.record}, {@code attempt.elect} and {@value
  * ApplyStep#APPLY_SPAN}.
  */
-@ApplicationScoped
+@Singleton
 public class AttemptPipeline {
 
     private static final Logger LOG = Logger.getLogger(AttemptPipeline.class);

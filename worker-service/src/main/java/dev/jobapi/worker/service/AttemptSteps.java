@@ -7,7 +7,7 @@ import dev.jobapi.common.database.PlainTransactions;
 import dev.jobapi.common.database.WriteConflict;
 import dev.jobapi.common.job.Job;
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.OptimisticLockException;
 import java.sql.PreparedStatement;
@@ -54,7 +54,7 @@ import org.jboss.logging.Logger;
  * all, and side effects outside the database (metrics, a provider call, a git commit) happen only
  * after its commit.
  */
-@ApplicationScoped
+@Singleton
 public class AttemptSteps {
 
     private static final Logger LOG = Logger.getLogger(AttemptSteps.class);

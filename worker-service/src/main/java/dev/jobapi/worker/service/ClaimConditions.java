@@ -3,7 +3,7 @@ package dev.jobapi.worker.service;
 import dev.jobapi.common.budget.SpendBudgets;
 import dev.jobapi.common.database.CurrentTransaction;
 import dev.jobapi.worker.provider.ProviderGate;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -23,7 +23,7 @@ import java.util.Optional;
  * <p>The pause's row is read {@code FOR SHARE}, as the claim always read it: a resume waits for a
  * claim that saw its pause, so the resume's announcement finds the attempt the claim held.
  */
-@ApplicationScoped
+@Singleton
 class ClaimConditions {
 
     /** What was read. */

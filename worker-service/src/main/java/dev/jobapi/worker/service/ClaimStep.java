@@ -17,7 +17,7 @@ import dev.jobapi.worker.provider.ProviderGate;
 import dev.jobapi.worker.provider.ProviderRequest;
 import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import jakarta.persistence.OptimisticLockException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -29,7 +29,7 @@ import org.jboss.logging.Logger;
  * for. A free starting attempt is claimed here, under a lease, with the provider request it will
  * send, so the call that follows needs nothing more from the database.
  */
-@ApplicationScoped
+@Singleton
 public class ClaimStep {
 
     private static final Logger LOG = Logger.getLogger(ClaimStep.class);

@@ -9,7 +9,7 @@ import dev.jobapi.common.tracing.TraceAttributes;
 import dev.jobapi.common.tracing.Tracing;
 import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.util.Optional;
 
 /**
@@ -20,7 +20,7 @@ import java.util.Optional;
  * of the loaded attempt: {@link AttemptPipeline} runs it in the step that records the answer, or
  * in a step of its own for an answer stored before.
  */
-@ApplicationScoped
+@Singleton
 public class ElectionStep {
 
     private final AttemptWork work;

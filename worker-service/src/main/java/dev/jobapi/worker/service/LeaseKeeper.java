@@ -4,7 +4,7 @@ import dev.jobapi.worker.config.WorkerConfig;
 import dev.jobapi.worker.provider.SendGuard;
 import dev.jobapi.worker.repository.AttemptWork;
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.Executors;
@@ -21,7 +21,7 @@ import org.jboss.logging.Logger;
  * and a worker that died loses it within one lease (the sweep then declares the attempt unknown).
  * The send guard it hands the provider refuses a resend once the lease is no longer this worker's.
  */
-@ApplicationScoped
+@Singleton
 public class LeaseKeeper {
 
     private static final Logger LOG = Logger.getLogger(LeaseKeeper.class);

@@ -11,7 +11,7 @@ import dev.jobapi.worker.fallback.AutomaticFallback;
 import dev.jobapi.worker.provider.ProviderOutcome;
 import dev.jobapi.worker.repository.AttemptWork;
 import dev.jobapi.worker.service.AttemptSteps.Loaded;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 /**
@@ -20,7 +20,7 @@ import org.jboss.logging.Logger;
  * to the attempt meanwhile (no silent spend); only an attempt still waiting for the answer changes
  * state. A function of the loaded attempt: {@link AttemptPipeline} runs it in its step.
  */
-@ApplicationScoped
+@Singleton
 public class RecordStep {
 
     private static final Logger LOG = Logger.getLogger(RecordStep.class);

@@ -7,7 +7,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.quarkus.runtime.Startup;
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -23,7 +23,7 @@ import java.util.function.Supplier;
  * names and help texts ({@code MetricsTest} compares them).
  */
 @Startup
-@ApplicationScoped
+@Singleton
 public class WorkerMetrics {
 
     /** The outcomes {@link #attemptOutcome} is called with. */
