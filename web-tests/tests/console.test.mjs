@@ -13,11 +13,13 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import {
   API,
   REPO_ROOT,
+  FAKE,
   apiGet,
+  apiSend,
   assertNoPageErrors,
   browserForThisFile,
   eventually,
@@ -89,6 +91,42 @@ function nextDryRun(page, action) {
     (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === `/admin/bulk/${action}/dry-run`,
   );
 }
+
+/**
+ * The unannounced attempts below stay unannounced only while fake-a's gate holds none of its calls:
+ * a resume, or a breaker turning half-open, announces every waiting attempt of the provider, these
+ * included, and the worker completes them before their dead letters are replayed. The stack is shared
+ * with whatever ran before (a scripted outage, an interrupted pause test), so the file starts by
+ * ending any outage and pause of fake-a and, while its breaker is not closed, by sending it jobs of
+ * its own: held, then probed once the breaker's wait is over, and answered, which closes it.
+ */
+async function fakeAGateClosed() {
+  const bearer = token(unique('web-gate'), 'operator');
+  const fakeA = async () => (await apiGet('/admin/providers', bearer)).find((p) => p.name === 'fake-a');
+  const ended = await fetch(`${FAKE}/fake/outage`, { method: 'DELETE' });
+  assert.ok(ended.ok, `DELETE /fake/outage answered ${ended.status}`);
+  if ((await fakeA()).paused) {
+    const resumed = await apiSend('POST', '/admin/providers/fake-a/resume', { reason: 'web tests start unpaused' }, bearer);
+    assert.equal(resumed.status, 200, JSON.stringify(resumed.body));
+  }
+  // Half open, the breaker closes only after several answered probes: a job every two seconds gives it them.
+  const deadline = Date.now() + 180_000;
+  while ((await fakeA()).health.breaker !== 'closed') {
+    assert.ok(Date.now() < deadline, `fake-a's breaker still not closed: ${JSON.stringify((await fakeA()).health)}`);
+    const probe = await fetch(`${API}/jobs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json', 'Idempotency-Key': unique('probe') },
+      body: JSON.stringify({
+        input: { prompt: `close fake-a's breaker (${unique('probe')})`, repository: 'demo', baseRef: 'main' },
+        provider: 'fake-a',
+      }),
+    });
+    assert.equal(probe.status, 201, await probe.text());
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
+before(fakeAGateClosed, { timeout: 200_000 });
 
 /**
  * A job whose first attempt is `starting` and was never announced (no outbox row), as the API
