@@ -73,9 +73,9 @@ public final class FakeProvider implements AutoCloseable {
 
     /** Starts a server on {@code host}, handing one line per answered request to {@code accessLog}. */
     static FakeProvider start(String host, int port, Consumer<String> accessLog) {
-        // Without TCP_NODELAY (the JDK server's default) each event of a streamed answer after the
-        // first waits for the client's delayed ACK: about 40 ms an answer on a kept-alive connection.
-        // Read once, when the JVM's first JDK server starts.
+        // Without TCP_NODELAY (the JDK server's default) each write of an answer after the first (the
+        // headers are one) waits for the client's delayed ACK: about 40 ms an answer on a kept-alive
+        // connection. Read once, when the JVM's first JDK server starts.
         System.setProperty("sun.net.httpserver.nodelay", "true");
         try {
             HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 0);
