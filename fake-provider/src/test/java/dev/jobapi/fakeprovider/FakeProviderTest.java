@@ -282,7 +282,9 @@ class FakeProviderTest {
                     size = Integer.parseInt(reader.readLine().strip(), 16)) {
                 char[] chunk = new char[size];
                 for (int read = 0; read < size; ) {
-                    read += reader.read(chunk, read, size - read);
+                    int more = reader.read(chunk, read, size - read);
+                    assertTrue(more > 0, "the body ended inside a chunk");
+                    read += more;
                 }
                 chunks.add(new String(chunk));
                 assertEquals("", reader.readLine(), "the chunk's closing line break");
