@@ -552,6 +552,30 @@ class AttemptPipelineTest extends WorkerTestSupport {
     }
 
     @Test
+    void theSweepListsAJobExactlyWhileItIsOpenWithAWinner() {
+        // The sweep reads job_apply_pending, which a trigger on job keeps for every writer (V34),
+        // these raw updates included. They run well within the 3 s before an open job with a winner
+        // counts as stalled, so the sweep leaves this one alone.
+        UUID job = aJob("listed while open with a winner");
+        UUID attempt = aStartingAttempt(job, "fake-a");
+        String listed = "SELECT count(*) FROM job_apply_pending WHERE job_id = '" + job + "'";
+        String where = " WHERE id = '" + job + "'";
+
+        execute("UPDATE job SET state = 'running'" + where);
+        assertThat(count(listed)).as("open, no winner").isZero();
+        execute("UPDATE job SET winning_attempt_id = '" + attempt + "'" + where);
+        assertThat(count(listed)).as("open with a winner").isEqualTo(1);
+        execute("UPDATE job SET state = 'needs_review'" + where);
+        assertThat(count(listed)).as("still open with a winner").isEqualTo(1);
+        execute("UPDATE job SET winning_attempt_id = NULL" + where);
+        assertThat(count(listed)).as("the winner released").isZero();
+        execute("UPDATE job SET winning_attempt_id = '" + attempt + "', state = 'completed'" + where);
+        assertThat(count(listed))
+                .as("completed by the update that names the winner")
+                .isZero();
+    }
+
+    @Test
     void attemptsTheProviderNeverKnewDoNotStarveOneItCanAnswer() {
         UUID job = aJob("starvation");
         // More never-findable lost answers than a round looks up, all older than the findable one.

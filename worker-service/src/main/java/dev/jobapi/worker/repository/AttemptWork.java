@@ -319,11 +319,13 @@ public class AttemptWork {
     @SuppressWarnings("unchecked")
     @Transactional(Transactional.TxType.MANDATORY)
     public List<Object[]> stalledApplies(Instant stalledBefore, int limit) {
-        return em.createNativeQuery("SELECT id, winning_attempt_id FROM job WHERE winning_attempt_id IS NOT NULL"
-                        + " AND state = ANY(?1)"
-                        + " AND (apply_retry_at IS NULL AND updated_at < ?2"
-                        + " OR apply_retry_at < statement_timestamp())"
-                        + " ORDER BY apply_retry_at NULLS FIRST, updated_at LIMIT ?3")
+        // job_apply_pending lists the open jobs with a winner (V34); the job's own columns decide.
+        return em.createNativeQuery("SELECT j.id, j.winning_attempt_id FROM job_apply_pending p"
+                        + " JOIN job j ON j.id = p.job_id WHERE j.winning_attempt_id IS NOT NULL"
+                        + " AND j.state = ANY(?1)"
+                        + " AND (j.apply_retry_at IS NULL AND j.updated_at < ?2"
+                        + " OR j.apply_retry_at < statement_timestamp())"
+                        + " ORDER BY j.apply_retry_at NULLS FIRST, j.updated_at LIMIT ?3")
                 .setParameter(1, JobState.wireNames(state -> !state.isTerminal()))
                 .setParameter(2, stalledBefore)
                 .setParameter(3, limit)
