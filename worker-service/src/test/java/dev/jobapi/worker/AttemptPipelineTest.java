@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.jobapi.common.callback.CallbackInbox;
 import dev.jobapi.common.callback.ProviderCallback;
 import dev.jobapi.common.job.JobRepository;
+import dev.jobapi.common.job.JobState;
 import dev.jobapi.common.message.AttemptTopology;
 import dev.jobapi.common.message.ConfirmedPublisher;
 import dev.jobapi.common.testing.TestBroker;
@@ -573,6 +574,11 @@ class AttemptPipelineTest extends WorkerTestSupport {
         assertThat(count(listed))
                 .as("completed by the update that names the winner")
                 .isZero();
+        // The trigger names the open states in SQL; they must be the ones JobState calls open.
+        for (JobState state : JobState.values()) {
+            execute("UPDATE job SET state = '" + state.wireName() + "'" + where);
+            assertThat(count(listed)).as("a job with a winner, " + state).isEqualTo(state.isTerminal() ? 0 : 1);
+        }
     }
 
     @Test
