@@ -5,10 +5,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.jobapi.worker.config.WorkerConfig;
 import java.io.IOException;
-import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.Optional;
 import java.util.UUID;
+import org.apache.hc.client5.http.classic.methods.HttpPost;
 
 /**
  * The Anthropic Messages adapter ({@code kind=anthropic}): {@code POST /v1/messages}, streamed. Our
@@ -36,21 +37,19 @@ class AnthropicProvider extends StreamingHttpProvider {
     }
 
     @Override
-    protected HttpRequest streamingRequest(ProviderRequest request) {
+    protected HttpPost streamingRequest(ProviderRequest request) {
         ObjectNode body = mapper.createObjectNode();
         body.put("model", settings.model());
         body.put("max_tokens", settings.maxTokens());
         body.put("stream", true);
         body.putObject("metadata").put("user_id", request.attemptId().toString());
         body.putArray("messages").addObject().put("role", "user").put("content", request.prompt());
-        HttpRequest.Builder builder = newRequest("/v1/messages")
-                .header("Content-Type", "application/json")
-                .header("Accept", "text/event-stream")
-                .header("anthropic-version", API_VERSION)
-                .header("Idempotency-Key", request.requestKey())
-                .POST(HttpRequest.BodyPublishers.ofString(body.toString()));
-        settings.apiKey().ifPresent(key -> builder.header("x-api-key", key));
-        return builder.build();
+        HttpPost post = post("/v1/messages", body.toString().getBytes(StandardCharsets.UTF_8));
+        post.setHeader("Accept", "text/event-stream");
+        post.setHeader("anthropic-version", API_VERSION);
+        post.setHeader("Idempotency-Key", request.requestKey());
+        settings.apiKey().ifPresent(key -> post.setHeader("x-api-key", key));
+        return post;
     }
 
     @Override

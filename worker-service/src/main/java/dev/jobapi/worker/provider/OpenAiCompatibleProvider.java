@@ -5,15 +5,16 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.jobapi.worker.config.WorkerConfig;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URLEncoder;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.UUID;
+import org.apache.hc.client5.http.classic.methods.HttpGet;
+import org.apache.hc.client5.http.classic.methods.HttpPost;
+import org.apache.hc.client5.http.classic.methods.HttpUriRequestBase;
+import org.apache.hc.core5.http.ClassicHttpResponse;
 import org.jboss.logging.Logger;
 
 /**
@@ -40,7 +41,7 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
     }
 
     @Override
-    protected HttpRequest streamingRequest(ProviderRequest request) {
+    protected HttpPost streamingRequest(ProviderRequest request) {
         ObjectNode body = mapper.createObjectNode();
         body.put("model", settings.model());
         // Bounds the answer, so the claim's money reservation bounds the call's cost (rule 20).
@@ -50,13 +51,11 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
         body.put("store", true);
         body.putObject("metadata").put("attempt_id", request.attemptId().toString());
         body.putArray("messages").addObject().put("role", "user").put("content", request.prompt());
-        HttpRequest.Builder builder = newRequest("/v1/chat/completions")
-                .header("Content-Type", "application/json")
-                .header("Accept", "text/event-stream")
-                .header("Idempotency-Key", request.requestKey())
-                .POST(HttpRequest.BodyPublishers.ofString(body.toString()));
-        authorize(builder);
-        return builder.build();
+        HttpPost post = post("/v1/chat/completions", body.toString().getBytes(StandardCharsets.UTF_8));
+        post.setHeader("Accept", "text/event-stream");
+        post.setHeader("Idempotency-Key", request.requestKey());
+        authorize(post);
+        return post;
     }
 
     @Override
@@ -101,15 +100,15 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
         String path = remoteId != null
                 ? "/v1/chat/completions/" + URLEncoder.encode(remoteId, StandardCharsets.UTF_8)
                 : "/v1/chat/completions?metadata%5Battempt_id%5D=" + attemptId;
-        HttpRequest.Builder builder = newRequest(path).GET();
-        authorize(builder);
+        HttpGet get = get(path);
+        authorize(get);
         try {
-            HttpResponse<InputStream> response = http.send(builder.build(), HttpResponse.BodyHandlers.ofInputStream());
-            if (response.statusCode() != 200) {
-                response.body().close();
+            ClassicHttpResponse response = open(get);
+            if (response.getCode() != 200) {
+                end(get, response, false);
                 return Optional.empty();
             }
-            Optional<byte[]> read = readBody(response.body(), until, LOOKUP_BODY_CAP);
+            Optional<byte[]> read = readBody(get, response, until, LOOKUP_BODY_CAP);
             if (read.isEmpty()) {
                 LOG.debugf("Lookup of attempt %s at %s: no whole answer within the read timeout", attemptId, name);
                 return Optional.empty();
@@ -136,14 +135,11 @@ class OpenAiCompatibleProvider extends StreamingHttpProvider {
         } catch (IOException e) {
             LOG.debugf("Lookup of attempt %s at %s failed: %s", attemptId, name, e);
             return Optional.empty();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return Optional.empty();
         }
     }
 
-    private void authorize(HttpRequest.Builder builder) {
-        settings.apiKey().ifPresent(key -> builder.header("Authorization", "Bearer " + key));
+    private void authorize(HttpUriRequestBase request) {
+        settings.apiKey().ifPresent(key -> request.setHeader("Authorization", "Bearer " + key));
     }
 
     /** Null unless both counts are reported and believable: half a usage is no usage. */

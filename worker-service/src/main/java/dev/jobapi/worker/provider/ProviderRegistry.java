@@ -3,6 +3,7 @@ package dev.jobapi.worker.provider;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.worker.config.WorkerConfig;
 import io.quarkus.runtime.StartupEvent;
+import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Singleton;
 import java.time.Clock;
@@ -21,7 +22,7 @@ public class ProviderRegistry {
 
     private static final Logger LOG = Logger.getLogger(ProviderRegistry.class);
 
-    private final Map<String, ModelProvider> providers = new TreeMap<>();
+    private final Map<String, StreamingHttpProvider> providers = new TreeMap<>();
     private final Map<String, String> models = new TreeMap<>();
 
     ProviderRegistry(WorkerConfig config, AnnouncedLimits limits, ObjectMapper mapper, Clock clock) {
@@ -49,6 +50,12 @@ public class ProviderRegistry {
         } else {
             LOG.infof("Providers configured: %s", providers.keySet());
         }
+    }
+
+    /** Closes the providers' pooled connections when the worker stops. */
+    @PreDestroy
+    void close() {
+        providers.values().forEach(StreamingHttpProvider::close);
     }
 
     /** The model the provider {@code name} is asked for; empty when the worker does not configure it. */

@@ -1,6 +1,5 @@
 package dev.jobapi.worker.provider;
 
-import java.net.http.HttpHeaders;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -10,6 +9,8 @@ import java.time.format.DateTimeParseException;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.hc.core5.http.Header;
+import org.apache.hc.core5.http.MessageHeaders;
 
 /**
  * What a provider's response headers say about its rate limit: how long to wait before the next
@@ -30,14 +31,14 @@ final class RateLimitHeaders {
     private RateLimitHeaders() {}
 
     /** The wait a declined answer (429, 5xx) asks for: {@code retry-after-ms}, else {@code retry-after}. */
-    static Optional<Announced> retryAfter(HttpHeaders headers, Instant now) {
-        Optional<Announced> millis = headers.firstValue("retry-after-ms")
+    static Optional<Announced> retryAfter(MessageHeaders headers, Instant now) {
+        Optional<Announced> millis = firstValue(headers, "retry-after-ms")
                 .flatMap(RateLimitHeaders::decimal)
                 .map(ms -> new Announced(Duration.ofNanos((long) (ms * 1_000_000)), "retry-after-ms"));
         if (millis.isPresent()) {
             return millis;
         }
-        return headers.firstValue("retry-after").flatMap(value -> {
+        return firstValue(headers, "retry-after").flatMap(value -> {
             Optional<Double> seconds = decimal(value);
             if (seconds.isPresent()) {
                 return Optional.of(new Announced(Duration.ofMillis((long) (seconds.get() * 1000)), "retry-after"));
@@ -53,17 +54,17 @@ final class RateLimitHeaders {
     }
 
     /** The wait until a remaining count of 0 resets, when any of the provider's counts is at 0. */
-    static Optional<Announced> exhausted(HttpHeaders headers, Instant now) {
+    static Optional<Announced> exhausted(MessageHeaders headers, Instant now) {
         for (String kind : new String[] {"requests", "tokens"}) {
             if (zero(headers, "x-ratelimit-remaining-" + kind)) {
                 Optional<Duration> reset =
-                        headers.firstValue("x-ratelimit-reset-" + kind).flatMap(RateLimitHeaders::goDuration);
+                        firstValue(headers, "x-ratelimit-reset-" + kind).flatMap(RateLimitHeaders::goDuration);
                 if (reset.isPresent()) {
                     return Optional.of(new Announced(reset.get(), "x-ratelimit-remaining-" + kind + ": 0"));
                 }
             }
             if (zero(headers, "anthropic-ratelimit-" + kind + "-remaining")) {
-                Optional<Duration> reset = headers.firstValue("anthropic-ratelimit-" + kind + "-reset")
+                Optional<Duration> reset = firstValue(headers, "anthropic-ratelimit-" + kind + "-reset")
                         .flatMap(value -> rfc3339(value, now));
                 if (reset.isPresent()) {
                     return Optional.of(new Announced(reset.get(), "anthropic-ratelimit-" + kind + "-remaining: 0"));
@@ -73,8 +74,12 @@ final class RateLimitHeaders {
         return Optional.empty();
     }
 
-    private static boolean zero(HttpHeaders headers, String name) {
-        return headers.firstValue(name).map(String::trim).filter("0"::equals).isPresent();
+    private static Optional<String> firstValue(MessageHeaders headers, String name) {
+        return Optional.ofNullable(headers.getFirstHeader(name)).map(Header::getValue);
+    }
+
+    private static boolean zero(MessageHeaders headers, String name) {
+        return firstValue(headers, name).map(String::trim).filter("0"::equals).isPresent();
     }
 
     private static Optional<Double> decimal(String value) {

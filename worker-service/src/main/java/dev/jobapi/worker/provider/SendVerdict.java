@@ -2,9 +2,10 @@ package dev.jobapi.worker.provider;
 
 import java.io.IOException;
 import java.net.ConnectException;
-import java.net.http.HttpConnectTimeoutException;
-import java.nio.channels.UnresolvedAddressException;
+import java.net.UnknownHostException;
 import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import org.apache.hc.client5.http.ConnectTimeoutException;
 
 /**
  * The retry decision table's rows for one send (docs/design.md, "Retry decision table"): what a
@@ -12,7 +13,10 @@ import javax.net.ssl.SSLHandshakeException;
  * request. The one place the table is decided; {@link StreamingHttpProvider} acts on the verdict.
  */
 enum SendVerdict {
-    /** It never left us (refused, connect timeout, TLS handshake, host not resolved): send again. */
+    /**
+     * It never left us (refused, connect timeout, TLS handshake or the server's certificate, host not
+     * resolved): send again.
+     */
     NOT_SENT,
     /** It left us and nothing says the provider did not take it: unknown, never sent again. */
     SENT_UNKNOWN,
@@ -23,14 +27,18 @@ enum SendVerdict {
     /** 200: the answer's stream follows. */
     ANSWERING;
 
-    /** A send that threw before any status came back. */
+    /**
+     * A send that threw before any status came back. Only the failures of the connection's setup,
+     * which the client throws before it writes a byte of the request, say it never left us; every
+     * other (a read timeout, a reset, a connection closed under the request, an abort) may come after
+     * the provider took it.
+     */
     static SendVerdict ofSendFailure(IOException failure) {
-        // HttpConnectTimeoutException is an HttpTimeoutException: this test comes before any for a
-        // read timeout, which means the request left us.
         if (failure instanceof ConnectException
-                || failure instanceof HttpConnectTimeoutException
+                || failure instanceof ConnectTimeoutException
                 || failure instanceof SSLHandshakeException
-                || failure.getCause() instanceof UnresolvedAddressException) {
+                || failure instanceof SSLPeerUnverifiedException
+                || failure instanceof UnknownHostException) {
             return NOT_SENT;
         }
         return SENT_UNKNOWN;

@@ -7,12 +7,8 @@ import dev.jobapi.worker.config.WorkerConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
-import java.nio.channels.UnresolvedAddressException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -24,21 +20,40 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.hc.client5.http.classic.methods.HttpGet;
+import org.apache.hc.client5.http.classic.methods.HttpPost;
+import org.apache.hc.client5.http.classic.methods.HttpUriRequestBase;
+import org.apache.hc.client5.http.config.ConnectionConfig;
+import org.apache.hc.client5.http.config.RequestConfig;
+import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
+import org.apache.hc.core5.http.ClassicHttpResponse;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.Header;
+import org.apache.hc.core5.http.HttpEntity;
+import org.apache.hc.core5.http.io.entity.ByteArrayEntity;
+import org.apache.hc.core5.io.CloseMode;
+import org.apache.hc.core5.util.TimeValue;
+import org.apache.hc.core5.util.Timeout;
 import org.jboss.logging.Logger;
 
 /**
  * What every provider adapter shares: the retry decision table
- * (docs/design.md#retry-decision-table) over the JDK HttpClient, and the reading of a server-sent
- * event stream against the read timeout and the attempt's deadline. The JDK client is used because
- * it tells "never sent" (connect refused, DNS, TLS handshake) from "sent, answer lost" (timeout or
- * reset afterwards), which decides between a resend and an unknown attempt.
+ * (docs/design.md#retry-decision-table) over a blocking HTTP/1.1 client, and the reading of a
+ * server-sent event stream against the read timeout and the attempt's deadline. The client (Apache
+ * HttpClient 5, classic) tells "never sent" (connect refused or timed out, DNS, TLS handshake) from
+ * "sent, answer lost" (timeout or reset afterwards), which decides between a resend and an unknown
+ * attempt, and it runs the whole exchange on the delivery's own thread: the JDK's client, which
+ * tells the same apart, handed every call through its selector's and its pool's threads and cost
+ * the worker 0.7 to 0.8 ms of CPU a call against 0.3 (bench/ANALYSIS.md).
  *
- * <p>Every blocking step is bounded. The connect and the headers are bounded by the JDK request
- * timeout (the read timeout), and a send starts only while at least that much is left before the
- * deadline; every body read (an error body, the event stream, a lookup) runs under a cutoff that
- * closes the body at the read timeout or the deadline, whichever comes first. So {@link #generate}
- * returns by the deadline whatever the provider does, and never sends once the lease could have
- * run out.
+ * <p>Every blocking step is bounded. The connect by the connect timeout; the headers by the read
+ * timeout, each read and the whole wait for them (a cutoff); and a send starts only while at least
+ * the read timeout is left before the deadline. Every body read (an error body, the event stream, a
+ * lookup) runs under a cutoff that aborts the exchange at the read timeout or the deadline,
+ * whichever comes first. So {@link #generate} returns by the deadline whatever the provider does,
+ * and never sends once the lease could have run out.
  *
  * <p>An adapter says what its API's request looks like, which response header carries the
  * provider's request id, and what each stream event means.
@@ -50,7 +65,7 @@ abstract class StreamingHttpProvider implements ModelProvider {
     /** An error body is a message for a log line; more than this is not read. */
     private static final int ERROR_BODY_CAP = 4096;
 
-    /** One daemon thread closes stalled bodies for every adapter; it only ever closes sockets. */
+    /** One daemon thread aborts stalled exchanges for every adapter; it only ever closes sockets. */
     private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "provider-stream-watchdog");
         t.setDaemon(true);
@@ -61,7 +76,8 @@ abstract class StreamingHttpProvider implements ModelProvider {
     protected final WorkerConfig.Provider settings;
     protected final ObjectMapper mapper;
     protected final Duration readTimeout;
-    protected final HttpClient http;
+    private final Duration connectTimeout;
+    private final CloseableHttpClient http;
     protected final Clock clock;
     private final AnnouncedLimits limits;
     private final int maxSends;
@@ -84,14 +100,52 @@ abstract class StreamingHttpProvider implements ModelProvider {
         this.maxSends = transport.maxSends();
         this.backoff = transport.backoff();
         this.maxAnswerBytes = transport.maxAnswerBytes();
-        this.http = HttpClient.newBuilder()
-                .connectTimeout(settings.connectTimeout().orElse(transport.connectTimeout()))
-                .version(HttpClient.Version.HTTP_1_1)
+        this.connectTimeout = settings.connectTimeout().orElse(transport.connectTimeout());
+        this.http = client(connectTimeout, readTimeout);
+    }
+
+    /**
+     * The client of one provider. As the JDK's: no automatic resend (the retry decision table is
+     * ours), no redirect, no cookie, no content decoding (the answer's cap counts what the wire
+     * carries), and no bound on connections but the callers' (a delivery's threads and the
+     * reconciler). A pooled connection idle for a second is checked before it carries a request: a
+     * request sent on a connection the provider is closing is, rightly, unknown, so it should not be
+     * sent there.
+     */
+    private static CloseableHttpClient client(Duration connectTimeout, Duration readTimeout) {
+        ConnectionConfig connections = ConnectionConfig.custom()
+                .setConnectTimeout(Timeout.of(connectTimeout))
+                .setSocketTimeout(Timeout.of(readTimeout))
+                .setValidateAfterInactivity(TimeValue.ofSeconds(1))
+                .build();
+        return HttpClients.custom()
+                .setConnectionManager(PoolingHttpClientConnectionManagerBuilder.create()
+                        .setDefaultConnectionConfig(connections)
+                        .setMaxConnTotal(Integer.MAX_VALUE)
+                        .setMaxConnPerRoute(Integer.MAX_VALUE)
+                        .build())
+                .setDefaultRequestConfig(RequestConfig.custom()
+                        .setResponseTimeout(Timeout.of(readTimeout))
+                        .setConnectionRequestTimeout(Timeout.of(connectTimeout))
+                        .build())
+                .disableAutomaticRetries()
+                .disableRedirectHandling()
+                .disableCookieManagement()
+                .disableContentCompression()
+                .disableAuthCaching()
                 .build();
     }
 
-    /** The streaming request for one attempt; built once, so every send carries the same key. */
-    protected abstract HttpRequest streamingRequest(ProviderRequest request);
+    /** Closes the provider's pooled connections; for the worker's shutdown. */
+    void close() {
+        http.close(CloseMode.GRACEFUL);
+    }
+
+    /**
+     * One send's streaming request for an attempt; every send of it carries the attempt's request key
+     * ({@link ProviderRequest#requestKey}).
+     */
+    protected abstract HttpPost streamingRequest(ProviderRequest request);
 
     /** The response header with the provider's id for the request, if its API sends one. */
     protected abstract String requestIdHeader();
@@ -101,7 +155,6 @@ abstract class StreamingHttpProvider implements ModelProvider {
 
     @Override
     public final ProviderOutcome generate(ProviderRequest request) {
-        HttpRequest httpRequest = streamingRequest(request);
         Instant deadline = request.deadline();
         String lastRefusal = null;
         // Whether a send reached the provider: from then on it may have the request.
@@ -136,37 +189,35 @@ abstract class StreamingHttpProvider implements ModelProvider {
                         false,
                         false);
             }
-            HttpResponse<InputStream> response;
+            HttpPost httpRequest = streamingRequest(request);
+            ClassicHttpResponse response;
             try {
-                response = http.send(httpRequest, HttpResponse.BodyHandlers.ofInputStream());
+                response = open(httpRequest);
             } catch (IOException e) {
                 if (SendVerdict.ofSendFailure(e).sendAgain()) {
-                    lastRefusal = e.getCause() instanceof UnresolvedAddressException
+                    lastRefusal = e instanceof UnknownHostException
                             ? "not sent: cannot resolve the provider's host"
                             : "not sent: " + e;
                     LOG.debugf("Attempt %s send %d to %s %s", request.attemptId(), send, name, lastRefusal);
                     continue;
                 }
                 // A read timeout or a reset: the request left us; the provider may be working on it.
-                String what = e instanceof HttpTimeoutException ? "no answer within the read timeout" : e.toString();
+                String what = e instanceof SocketTimeoutException ? "no answer within the read timeout" : e.toString();
                 return new ProviderOutcome.Unknown(null, "sent, then " + what);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return new ProviderOutcome.Unknown(null, "interrupted after sending");
             }
             sent = true;
-            String remoteId = response.headers().firstValue(requestIdHeader()).orElse(null);
-            int status = response.statusCode();
+            String remoteId = header(response, requestIdHeader());
+            int status = response.getCode();
             if (SendVerdict.ofStatus(status, true) == SendVerdict.ANSWERING) {
-                Optional<RateLimitHeaders.Announced> exhausted =
-                        RateLimitHeaders.exhausted(response.headers(), clock.instant());
-                ProviderOutcome answer = readStream(response.body(), new StreamedAnswer(remoteId), bodyBound(deadline));
+                Optional<RateLimitHeaders.Announced> exhausted = RateLimitHeaders.exhausted(response, clock.instant());
+                ProviderOutcome answer =
+                        readStream(httpRequest, response, new StreamedAnswer(remoteId), bodyBound(deadline));
                 // The last call the provider allows for now: the answer is in hand, the next calls wait.
                 exhausted.ifPresent(limit -> announce(limit.delay(), limit.header()));
                 return answer;
             }
             Bound bound = bodyBound(deadline);
-            Optional<String> message = errorMessage(response.body(), bound);
+            Optional<String> message = errorMessage(httpRequest, response, bound);
             switch (SendVerdict.ofStatus(status, message.isPresent())) {
                 case SENT_UNKNOWN -> {
                     return new ProviderOutcome.Unknown(
@@ -175,9 +226,8 @@ abstract class StreamingHttpProvider implements ModelProvider {
                 }
                 case DECLINED -> {
                     lastRefusal = "provider answered " + status + ": " + message.orElseThrow();
-                    Optional<RateLimitHeaders.Announced> limit = RateLimitHeaders.retryAfter(
-                                    response.headers(), clock.instant())
-                            .or(() -> RateLimitHeaders.exhausted(response.headers(), clock.instant()));
+                    Optional<RateLimitHeaders.Announced> limit = RateLimitHeaders.retryAfter(response, clock.instant())
+                            .or(() -> RateLimitHeaders.exhausted(response, clock.instant()));
                     if (limit.isPresent()) {
                         // Declined with a time to come back: every send so far was declined or never left
                         // us, so the provider holds nothing of this attempt; it waits, unclaimed, for
@@ -215,24 +265,83 @@ abstract class StreamingHttpProvider implements ModelProvider {
         }
     }
 
-    /** A request to {@code path} under the provider's base URL with the read timeout set. */
-    protected HttpRequest.Builder newRequest(String path) {
-        return HttpRequest.newBuilder(URI.create(settings.baseUrl() + path)).timeout(readTimeout);
+    /** A POST of {@code body} (JSON) to {@code path} under the provider's base URL. */
+    protected HttpPost post(String path, byte[] body) {
+        HttpPost post = new HttpPost(settings.baseUrl() + path);
+        post.setEntity(new ByteArrayEntity(body, ContentType.APPLICATION_JSON));
+        return post;
+    }
+
+    /** A GET of {@code path} under the provider's base URL. */
+    protected HttpGet get(String path) {
+        return new HttpGet(settings.baseUrl() + path);
+    }
+
+    /**
+     * Sends {@code request} and waits for its status and headers: the connect within the connect
+     * timeout, then the headers within the read timeout, whatever the provider trickles (past it the
+     * exchange is aborted and this throws a {@link SocketTimeoutException}). The caller reads and
+     * ends the response ({@link #readBody}, or {@link #end}).
+     */
+    protected ClassicHttpResponse open(HttpUriRequestBase request) throws IOException {
+        Cutoff cutoff = new Cutoff(request, connectTimeout.plus(readTimeout));
+        try {
+            ClassicHttpResponse response = http.executeOpen(null, request, null);
+            if (!cutoff.cancel()) {
+                end(request, response, false);
+                throw new SocketTimeoutException("no headers within the read timeout");
+            }
+            return response;
+        } catch (IOException e) {
+            if (!cutoff.cancel()) {
+                throw new SocketTimeoutException("no headers within the read timeout (" + e + ")");
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Ends an exchange: a body read to its end leaves its connection to the pool; any other is
+     * aborted, its connection closed, so nothing of an unread body is ever read to reuse it.
+     */
+    protected static void end(HttpUriRequestBase request, ClassicHttpResponse response, boolean bodyReadWhole) {
+        if (!bodyReadWhole) {
+            request.cancel();
+        }
+        try {
+            response.close();
+        } catch (IOException e) {
+            // The connection is being given up anyway.
+        }
+    }
+
+    /** The first value of the response header {@code name}, or null. */
+    protected static String header(ClassicHttpResponse response, String name) {
+        Header header = response.getFirstHeader(name);
+        return header == null ? null : header.getValue();
     }
 
     /**
      * Reads a whole (non-streamed) body of at most {@code cap} bytes, giving up at {@code until}: the
-     * body is closed then, and so is its connection. Empty when it was cut off, too long or broken.
+     * exchange is aborted then, and its connection closed. Empty when it was cut off, too long or
+     * broken. Ends the exchange.
      */
-    protected Optional<byte[]> readBody(InputStream body, Instant until, int cap) {
-        Cutoff cutoff = new Cutoff(body, Duration.between(clock.instant(), until));
-        try (body) {
-            byte[] bytes = body.readNBytes(cap + 1);
-            return cutoff.cancel() && bytes.length <= cap ? Optional.of(bytes) : Optional.empty();
+    protected Optional<byte[]> readBody(
+            HttpUriRequestBase request, ClassicHttpResponse response, Instant until, int cap) {
+        Cutoff cutoff = new Cutoff(request, Duration.between(clock.instant(), until));
+        boolean whole = false;
+        try {
+            HttpEntity entity = response.getEntity();
+            byte[] bytes = entity == null ? new byte[0] : entity.getContent().readNBytes(cap + 1);
+            whole = bytes.length <= cap;
+            return cutoff.cancel() && whole ? Optional.of(bytes) : Optional.empty();
         } catch (IOException e) {
             cutoff.cancel();
+            whole = false;
             LOG.debugf("Body from %s unreadable: %s", name, e);
             return Optional.empty();
+        } finally {
+            end(request, response, whole);
         }
     }
 
@@ -285,17 +394,24 @@ abstract class StreamingHttpProvider implements ModelProvider {
     }
 
     /**
-     * Reads the event stream under a cutoff at {@code bound}: the JDK timeout covers only the headers,
-     * so the watchdog closes a stream that has not ended by then, and the answer is unknown. At most
-     * {@link #maxAnswerBytes} are read: a longer answer is failed and its stream closed, so neither a
-     * line nor the answer grows past the cap in memory.
+     * Reads the event stream under a cutoff at {@code bound}: the socket's read timeout bounds each
+     * read, not the whole, so the watchdog aborts a stream that has not ended by then, and the answer
+     * is unknown. At most {@link #maxAnswerBytes} are read: a longer answer is failed and its exchange
+     * aborted, so neither a line nor the answer grows past the cap in memory. A stream that ended
+     * otherwise than whole (too large, an error event, broken) is aborted too; after a whole answer,
+     * the rest of its body (the end of the stream) is read under the same cutoff and the connection
+     * kept.
      */
-    private ProviderOutcome readStream(InputStream stream, StreamedAnswer answer, Bound bound) {
-        Cutoff cutoff = new Cutoff(stream, Duration.between(clock.instant(), bound.until()));
-        try (stream) {
-            CappedLines reader = new CappedLines(stream, maxAnswerBytes);
+    private ProviderOutcome readStream(
+            HttpUriRequestBase request, ClassicHttpResponse response, StreamedAnswer answer, Bound bound) {
+        Cutoff cutoff = new Cutoff(request, Duration.between(clock.instant(), bound.until()));
+        boolean endOfStream = false;
+        try {
+            HttpEntity entity = response.getEntity();
+            CappedLines reader = new CappedLines(
+                    entity == null ? InputStream.nullInputStream() : entity.getContent(), maxAnswerBytes);
             String event = null;
-            String line;
+            String line = null;
             while (!answer.ended() && (line = reader.next()) != null) {
                 if (line.isEmpty()) {
                     event = null; // a blank line ends the event
@@ -306,10 +422,16 @@ abstract class StreamingHttpProvider implements ModelProvider {
                     onEvent(event, line.substring(5).trim(), answer);
                 }
             }
+            endOfStream = line == null;
         } catch (AnswerTooLarge e) {
             answer.tooLarge(maxAnswerBytes);
+        } catch (SocketTimeoutException e) {
+            // No byte for the read timeout: the stream stalled, as the cutoff would say at its time.
+            answer.cutOff(Limit.READ_TIMEOUT);
         } catch (IOException e) {
             LOG.debugf("Stream from %s broke: %s", name, e);
+        } finally {
+            end(request, response, endOfStream || answer.whole());
         }
         if (!cutoff.cancel()) {
             answer.cutOff(bound.limit());
@@ -318,8 +440,8 @@ abstract class StreamingHttpProvider implements ModelProvider {
     }
 
     /** The provider's own message from an error body ({@code error.message} in both APIs), else the body. */
-    private Optional<String> errorMessage(InputStream body, Bound bound) {
-        return readBody(body, bound.until(), ERROR_BODY_CAP).map(bytes -> {
+    private Optional<String> errorMessage(HttpUriRequestBase request, ClassicHttpResponse response, Bound bound) {
+        return readBody(request, response, bound.until(), ERROR_BODY_CAP).map(bytes -> {
             try {
                 JsonNode error = mapper.readTree(bytes).path("error").path("message");
                 return error.isMissingNode() ? new String(bytes, StandardCharsets.UTF_8) : error.asText();
@@ -339,14 +461,6 @@ abstract class StreamingHttpProvider implements ModelProvider {
             Thread.sleep(millis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void closeQuietly(InputStream stream) {
-        try {
-            stream.close();
-        } catch (IOException e) {
-            // The stream is being abandoned anyway.
         }
     }
 
@@ -422,18 +536,18 @@ abstract class StreamingHttpProvider implements ModelProvider {
     private record Bound(Instant until, Limit limit) {}
 
     /**
-     * Closes a body that is still being read after a given time; closing wakes a blocked read. Either
-     * the reader's {@link #cancel} or the watchdog's close wins, never both, so a reader woken by the
-     * close always learns that it was cut off.
+     * Aborts an exchange that is still going after a given time; the abort closes its connection,
+     * which wakes a blocked connect or read. Either the reader's {@link #cancel} or the watchdog's
+     * abort wins, never both, so a reader woken by the abort always learns that it was cut off.
      */
     private static final class Cutoff {
         private final AtomicBoolean settled = new AtomicBoolean();
         private final ScheduledFuture<?> close;
 
-        Cutoff(InputStream body, Duration after) {
+        Cutoff(HttpUriRequestBase exchange, Duration after) {
             Runnable cut = () -> {
                 if (settled.compareAndSet(false, true)) {
-                    closeQuietly(body);
+                    exchange.cancel();
                 }
             };
             close = WATCHDOG.schedule(cut, Math.max(0, after.toMillis()), TimeUnit.MILLISECONDS);
@@ -521,6 +635,11 @@ abstract class StreamingHttpProvider implements ModelProvider {
 
         boolean ended() {
             return complete || error != null || tooLargeAt > 0;
+        }
+
+        /** The provider said the answer is whole, and nothing went wrong while reading it. */
+        boolean whole() {
+            return complete && error == null && tooLargeAt == 0;
         }
 
         /**

@@ -2,14 +2,12 @@ package dev.jobapi.worker.provider;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.net.http.HttpHeaders;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
+import org.apache.hc.core5.http.MessageHeaders;
+import org.apache.hc.core5.http.message.BasicHttpResponse;
 import org.junit.jupiter.api.Test;
 
 /** How the waits providers announce in their headers are read (docs/design.md, rule 21). */
@@ -69,11 +67,11 @@ class RateLimitHeadersTest {
         assertThat(RateLimitHeaders.goDuration("later")).isEmpty();
     }
 
-    private static HttpHeaders headers(String... namesAndValues) {
-        Map<String, List<String>> map = new HashMap<>();
+    private static MessageHeaders headers(String... namesAndValues) {
+        BasicHttpResponse response = new BasicHttpResponse(200);
         for (int i = 0; i < namesAndValues.length; i += 2) {
-            map.put(namesAndValues[i], List.of(namesAndValues[i + 1]));
+            response.addHeader(namesAndValues[i], namesAndValues[i + 1]);
         }
-        return HttpHeaders.of(Map.copyOf(map), (name, value) -> true);
+        return response;
     }
 }

@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.net.ConnectException;
-import java.net.http.HttpConnectTimeoutException;
-import java.net.http.HttpTimeoutException;
-import java.nio.channels.UnresolvedAddressException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
 import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import org.apache.hc.client5.http.ConnectTimeoutException;
+import org.apache.hc.client5.http.HttpHostConnectException;
+import org.apache.hc.core5.http.NoHttpResponseException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -19,18 +22,24 @@ class SendVerdictTest {
     void aSendThatNeverLeftUsIsSentAgain() {
         assertThat(SendVerdict.ofSendFailure(new ConnectException("Connection refused")))
                 .isEqualTo(SendVerdict.NOT_SENT);
-        assertThat(SendVerdict.ofSendFailure(new HttpConnectTimeoutException("connect timed out")))
+        assertThat(SendVerdict.ofSendFailure(new HttpHostConnectException("Connect to 127.0.0.1:9 failed")))
+                .isEqualTo(SendVerdict.NOT_SENT);
+        assertThat(SendVerdict.ofSendFailure(new ConnectTimeoutException("connect timed out")))
                 .isEqualTo(SendVerdict.NOT_SENT);
         assertThat(SendVerdict.ofSendFailure(new SSLHandshakeException("no cipher suites in common")))
                 .isEqualTo(SendVerdict.NOT_SENT);
-        assertThat(SendVerdict.ofSendFailure(new IOException("lookup", new UnresolvedAddressException())))
+        assertThat(SendVerdict.ofSendFailure(new SSLPeerUnverifiedException("certificate does not match")))
+                .isEqualTo(SendVerdict.NOT_SENT);
+        assertThat(SendVerdict.ofSendFailure(new UnknownHostException("provider.invalid")))
                 .isEqualTo(SendVerdict.NOT_SENT);
         assertThat(SendVerdict.NOT_SENT.sendAgain()).isTrue();
     }
 
     @Test
     void aSendThatLeftUsAndGotNoStatusIsUnknownAndNeverSentAgain() {
-        assertThat(SendVerdict.ofSendFailure(new HttpTimeoutException("request timed out")))
+        assertThat(SendVerdict.ofSendFailure(new SocketTimeoutException("Read timed out")))
+                .isEqualTo(SendVerdict.SENT_UNKNOWN);
+        assertThat(SendVerdict.ofSendFailure(new NoHttpResponseException("127.0.0.1:443 failed to respond")))
                 .isEqualTo(SendVerdict.SENT_UNKNOWN);
         assertThat(SendVerdict.ofSendFailure(new IOException("Connection reset")))
                 .isEqualTo(SendVerdict.SENT_UNKNOWN);
