@@ -72,7 +72,7 @@ class AnswerCapTest {
                         "http://127.0.0.1:" + server.getAddress().getPort(),
                         "endless",
                         Optional.empty()),
-                new Transport(),
+                new TestTransport(Duration.ofSeconds(2), Duration.ofSeconds(60), 1, Duration.ofMillis(50), CAP),
                 (provider, wait, reason) -> {},
                 new ObjectMapper(),
                 Clock.systemUTC());
@@ -112,32 +112,5 @@ class AnswerCapTest {
                 .filter(pool -> pool.getType() == MemoryType.HEAP)
                 .mapToLong(pool -> pool.getPeakUsage().getUsed())
                 .sum();
-    }
-
-    private static final class Transport implements WorkerConfig.Providers {
-        @Override
-        public Duration connectTimeout() {
-            return Duration.ofSeconds(2);
-        }
-
-        @Override
-        public Duration readTimeout() {
-            return Duration.ofSeconds(60);
-        }
-
-        @Override
-        public int maxSends() {
-            return 1;
-        }
-
-        @Override
-        public Duration backoff() {
-            return Duration.ofMillis(50);
-        }
-
-        @Override
-        public int maxAnswerBytes() {
-            return CAP;
-        }
     }
 }

@@ -567,30 +567,6 @@ class ProviderContractTest {
                 step.headers());
     }
 
-    private static final WorkerConfig.Providers TRANSPORT = new WorkerConfig.Providers() {
-        @Override
-        public Duration connectTimeout() {
-            return Duration.ofSeconds(1);
-        }
-
-        @Override
-        public Duration readTimeout() {
-            return READ_TIMEOUT;
-        }
-
-        @Override
-        public int maxSends() {
-            return 3;
-        }
-
-        @Override
-        public Duration backoff() {
-            return BACKOFF;
-        }
-
-        @Override
-        public int maxAnswerBytes() {
-            return 4 * 1024 * 1024;
-        }
-    };
+    private static final WorkerConfig.Providers TRANSPORT =
+            new TestTransport(Duration.ofSeconds(1), READ_TIMEOUT, 3, BACKOFF, 4 * 1024 * 1024);
 }

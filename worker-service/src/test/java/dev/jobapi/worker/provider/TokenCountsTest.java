@@ -25,7 +25,7 @@ class TokenCountsTest {
             "counts",
             new TestProviderSettings(
                     WorkerConfig.Provider.Kind.OPENAI, "http://127.0.0.1:9", "counts", Optional.empty()),
-            new Transport(),
+            new TestTransport(Duration.ofSeconds(1), Duration.ofSeconds(1), 1, Duration.ofMillis(50), 1024 * 1024),
             (provider, wait, reason) -> {},
             MAPPER,
             Clock.systemUTC());
@@ -34,7 +34,7 @@ class TokenCountsTest {
             "counts",
             new TestProviderSettings(
                     WorkerConfig.Provider.Kind.ANTHROPIC, "http://127.0.0.1:9", "counts", Optional.empty()),
-            new Transport(),
+            new TestTransport(Duration.ofSeconds(1), Duration.ofSeconds(1), 1, Duration.ofMillis(50), 1024 * 1024),
             (provider, wait, reason) -> {},
             MAPPER,
             Clock.systemUTC());
@@ -102,32 +102,5 @@ class TokenCountsTest {
         anthropic.onEvent("message_stop", "{\"type\":\"message_stop\"}", answer);
 
         assertThat(usageOf(answer.outcome())).isNull();
-    }
-
-    private static final class Transport implements WorkerConfig.Providers {
-        @Override
-        public Duration connectTimeout() {
-            return Duration.ofSeconds(1);
-        }
-
-        @Override
-        public Duration readTimeout() {
-            return Duration.ofSeconds(1);
-        }
-
-        @Override
-        public int maxSends() {
-            return 1;
-        }
-
-        @Override
-        public Duration backoff() {
-            return Duration.ofMillis(50);
-        }
-
-        @Override
-        public int maxAnswerBytes() {
-            return 1024 * 1024;
-        }
     }
 }

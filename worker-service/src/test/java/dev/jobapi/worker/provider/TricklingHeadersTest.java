@@ -87,7 +87,7 @@ class TricklingHeadersTest {
                         "http://127.0.0.1:" + server.getLocalPort(),
                         "trickling",
                         Optional.empty()),
-                new Transport(),
+                new TestTransport(CONNECT_TIMEOUT, READ_TIMEOUT, 3, Duration.ofMillis(50), 1024 * 1024),
                 (provider, wait, reason) -> {},
                 new ObjectMapper(),
                 Clock.systemUTC());
@@ -108,32 +108,5 @@ class TricklingHeadersTest {
         assertThat(((ProviderOutcome.Unknown) outcome).reason()).contains("no answer within the read timeout");
         assertThat(took).isLessThan(CONNECT_TIMEOUT.plus(READ_TIMEOUT).plusSeconds(1));
         assertThat(bytesTrickled.get()).as("header bytes the server trickled").isGreaterThan(5);
-    }
-
-    private static final class Transport implements WorkerConfig.Providers {
-        @Override
-        public Duration connectTimeout() {
-            return CONNECT_TIMEOUT;
-        }
-
-        @Override
-        public Duration readTimeout() {
-            return READ_TIMEOUT;
-        }
-
-        @Override
-        public int maxSends() {
-            return 3;
-        }
-
-        @Override
-        public Duration backoff() {
-            return Duration.ofMillis(50);
-        }
-
-        @Override
-        public int maxAnswerBytes() {
-            return 1024 * 1024;
-        }
     }
 }
