@@ -46,7 +46,7 @@ import org.jboss.logging.Logger;
  * "sent, answer lost" (timeout or reset afterwards), which decides between a resend and an unknown
  * attempt, and it runs the whole exchange on the delivery's own thread: the JDK's client, which
  * tells the same apart, handed every call through its selector's and its pool's threads and cost
- * the worker 0.7 to 0.8 ms of CPU a call against 0.3 (bench/ANALYSIS.md).
+ * the worker 0.57 to 0.81 ms of CPU a call against 0.23 to 0.29 (bench/ANALYSIS.md).
  *
  * <p>Every blocking step is bounded. The connect by the connect timeout; the headers by the read
  * timeout, each read and the whole wait for them (a cutoff); and a send starts only while at least
