@@ -285,19 +285,20 @@ abstract class StreamingHttpProvider implements ModelProvider {
      */
     protected ClassicHttpResponse open(HttpUriRequestBase request) throws IOException {
         Cutoff cutoff = new Cutoff(request, connectTimeout.plus(readTimeout));
+        ClassicHttpResponse response;
         try {
-            ClassicHttpResponse response = http.executeOpen(null, request, null);
-            if (!cutoff.cancel()) {
-                end(request, response, false);
-                throw new SocketTimeoutException("no headers within the read timeout");
-            }
-            return response;
+            response = http.executeOpen(null, request, null);
         } catch (IOException e) {
             if (!cutoff.cancel()) {
                 throw new SocketTimeoutException("no headers within the read timeout (" + e + ")");
             }
             throw e;
         }
+        if (!cutoff.cancel()) {
+            end(request, response, false);
+            throw new SocketTimeoutException("no headers within the read timeout");
+        }
+        return response;
     }
 
     /**
