@@ -8,6 +8,8 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.SocketTimeoutException;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -24,7 +26,6 @@ import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.classic.methods.HttpPost;
 import org.apache.hc.client5.http.classic.methods.HttpUriRequestBase;
 import org.apache.hc.client5.http.config.ConnectionConfig;
-import org.apache.hc.client5.http.config.RequestConfig;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.HttpClients;
 import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
@@ -32,6 +33,7 @@ import org.apache.hc.core5.http.ClassicHttpResponse;
 import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.HttpEntity;
+import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.http.io.entity.ByteArrayEntity;
 import org.apache.hc.core5.io.CloseMode;
 import org.apache.hc.core5.util.TimeValue;
@@ -42,11 +44,12 @@ import org.jboss.logging.Logger;
  * What every provider adapter shares: the retry decision table
  * (docs/design.md#retry-decision-table) over a blocking HTTP/1.1 client, and the reading of a
  * server-sent event stream against the read timeout and the attempt's deadline. The client (Apache
- * HttpClient 5, classic) tells "never sent" (connect refused or timed out, DNS, TLS handshake) from
- * "sent, answer lost" (timeout or reset afterwards), which decides between a resend and an unknown
- * attempt, and it runs the whole exchange on the delivery's own thread: the JDK's client, which
- * tells the same apart, handed every call through its selector's and its pool's threads and cost
- * the worker 0.57 to 0.81 ms of CPU a call against 0.23 to 0.29 (bench/ANALYSIS.md).
+ * HttpClient 5's minimal classic client) tells "never sent" (connect refused or timed out, DNS, TLS
+ * handshake) from "sent, answer lost" (timeout or reset afterwards), which decides between a resend
+ * and an unknown attempt, and it runs the whole exchange on the delivery's own thread: the JDK's
+ * client, which tells the same apart, handed every call through its selector's and its pool's
+ * threads and cost the worker 0.57 to 0.81 ms of CPU a call against 0.23 to 0.29
+ * (bench/ANALYSIS.md).
  *
  * <p>Every blocking step is bounded. The connect by the connect timeout; the headers by the read
  * timeout, each read and the whole wait for them (a cutoff); and a send starts only while at least
@@ -77,6 +80,7 @@ abstract class StreamingHttpProvider implements ModelProvider {
     protected final ObjectMapper mapper;
     protected final Duration readTimeout;
     private final Duration connectTimeout;
+    private final HttpHost target;
     private final CloseableHttpClient http;
     protected final Clock clock;
     private final AnnouncedLimits limits;
@@ -101,16 +105,37 @@ abstract class StreamingHttpProvider implements ModelProvider {
         this.backoff = transport.backoff();
         this.maxAnswerBytes = transport.maxAnswerBytes();
         this.connectTimeout = settings.connectTimeout().orElse(transport.connectTimeout());
+        this.target = target(name, settings.baseUrl());
         this.http = client(connectTimeout, readTimeout);
     }
 
     /**
-     * The client of one provider. As the JDK's: no automatic resend (the retry decision table is
-     * ours), no redirect, no cookie, no content decoding (the answer's cap counts what the wire
-     * carries), and no bound on connections but the callers' (a delivery's threads and the
-     * reconciler). A pooled connection idle for a second is checked before it carries a request: a
-     * request sent on a connection the provider is closing is, rightly, unknown, so it should not be
-     * sent there.
+     * The host every request of the provider goes to, read from its base URL once: a base URL that
+     * names none stops the worker's start with the key to fix, rather than failing every attempt.
+     */
+    private static HttpHost target(String name, String baseUrl) {
+        try {
+            URI uri = new URI(baseUrl);
+            if (uri.getHost() != null && ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))) {
+                return HttpHost.create(uri);
+            }
+        } catch (URISyntaxException e) {
+            // Refused below, with the key to fix.
+        }
+        throw new IllegalArgumentException("jobapi.provider." + name
+                + ".base-url must be an http or https URL with a host, such as https://api.openai.com; it is '"
+                + baseUrl + "'");
+    }
+
+    /**
+     * The client of one provider: Apache's minimal classic client, which runs a request through the
+     * pool and the connection and nothing else. As the JDK's client: no automatic resend (the retry
+     * decision table is ours), no redirect, no cookie, no authentication, no content decoding (the
+     * answer's cap counts what the wire carries), and no bound on connections but the callers' (a
+     * delivery's threads and the reconciler). The connect timeout and the read timeout (each read of
+     * the socket) are the connections'. A pooled connection idle for a second is checked before it
+     * carries a request: a request sent on a connection the provider is closing is, rightly, unknown,
+     * so it should not be sent there.
      */
     private static CloseableHttpClient client(Duration connectTimeout, Duration readTimeout) {
         ConnectionConfig connections = ConnectionConfig.custom()
@@ -118,22 +143,11 @@ abstract class StreamingHttpProvider implements ModelProvider {
                 .setSocketTimeout(Timeout.of(readTimeout))
                 .setValidateAfterInactivity(TimeValue.ofSeconds(1))
                 .build();
-        return HttpClients.custom()
-                .setConnectionManager(PoolingHttpClientConnectionManagerBuilder.create()
-                        .setDefaultConnectionConfig(connections)
-                        .setMaxConnTotal(Integer.MAX_VALUE)
-                        .setMaxConnPerRoute(Integer.MAX_VALUE)
-                        .build())
-                .setDefaultRequestConfig(RequestConfig.custom()
-                        .setResponseTimeout(Timeout.of(readTimeout))
-                        .setConnectionRequestTimeout(Timeout.of(connectTimeout))
-                        .build())
-                .disableAutomaticRetries()
-                .disableRedirectHandling()
-                .disableCookieManagement()
-                .disableContentCompression()
-                .disableAuthCaching()
-                .build();
+        return HttpClients.createMinimal(PoolingHttpClientConnectionManagerBuilder.create()
+                .setDefaultConnectionConfig(connections)
+                .setMaxConnTotal(Integer.MAX_VALUE)
+                .setMaxConnPerRoute(Integer.MAX_VALUE)
+                .build());
     }
 
     /** Closes the provider's pooled connections; for the worker's shutdown. */
@@ -287,7 +301,7 @@ abstract class StreamingHttpProvider implements ModelProvider {
         Cutoff cutoff = new Cutoff(request, connectTimeout.plus(readTimeout));
         ClassicHttpResponse response;
         try {
-            response = http.executeOpen(null, request, null);
+            response = http.executeOpen(target, request, null);
         } catch (IOException e) {
             if (!cutoff.cancel()) {
                 throw new SocketTimeoutException("no headers within the read timeout (" + e + ")");
@@ -316,6 +330,12 @@ abstract class StreamingHttpProvider implements ModelProvider {
         }
     }
 
+    /** The response's body; an empty one when it has none. */
+    private static InputStream content(ClassicHttpResponse response) throws IOException {
+        HttpEntity entity = response.getEntity();
+        return entity == null ? InputStream.nullInputStream() : entity.getContent();
+    }
+
     /** The first value of the response header {@code name}, or null. */
     protected static String header(ClassicHttpResponse response, String name) {
         Header header = response.getFirstHeader(name);
@@ -332,8 +352,7 @@ abstract class StreamingHttpProvider implements ModelProvider {
         Cutoff cutoff = new Cutoff(request, Duration.between(clock.instant(), until));
         boolean whole = false;
         try {
-            HttpEntity entity = response.getEntity();
-            byte[] bytes = entity == null ? new byte[0] : entity.getContent().readNBytes(cap + 1);
+            byte[] bytes = content(response).readNBytes(cap + 1);
             whole = bytes.length <= cap;
             return cutoff.cancel() && whole ? Optional.of(bytes) : Optional.empty();
         } catch (IOException e) {
@@ -408,9 +427,7 @@ abstract class StreamingHttpProvider implements ModelProvider {
         Cutoff cutoff = new Cutoff(request, Duration.between(clock.instant(), bound.until()));
         boolean endOfStream = false;
         try {
-            HttpEntity entity = response.getEntity();
-            CappedLines reader = new CappedLines(
-                    entity == null ? InputStream.nullInputStream() : entity.getContent(), maxAnswerBytes);
+            CappedLines reader = new CappedLines(content(response), maxAnswerBytes);
             String event = null;
             String line = null;
             while (!answer.ended() && (line = reader.next()) != null) {

@@ -2,9 +2,7 @@ package dev.jobapi.worker.provider;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
-import dev.jobapi.worker.config.WorkerConfig;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
@@ -12,11 +10,9 @@ import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
@@ -65,17 +61,10 @@ class AnswerCapTest {
 
     @Test
     void aOneGibibyteStreamedAnswerFailsTheAttemptAtTheCapWithoutRaisingTheHeap() {
-        OpenAiCompatibleProvider adapter = new OpenAiCompatibleProvider(
+        OpenAiCompatibleProvider adapter = TestAdapters.openAi(
                 "endless",
-                new TestProviderSettings(
-                        WorkerConfig.Provider.Kind.OPENAI,
-                        "http://127.0.0.1:" + server.getAddress().getPort(),
-                        "endless",
-                        Optional.empty()),
-                new TestTransport(Duration.ofSeconds(2), Duration.ofSeconds(60), 1, Duration.ofMillis(50), CAP),
-                (provider, wait, reason) -> {},
-                new ObjectMapper(),
-                Clock.systemUTC());
+                "http://127.0.0.1:" + server.getAddress().getPort(),
+                new TestTransport(Duration.ofSeconds(2), Duration.ofSeconds(60), 1, Duration.ofMillis(50), CAP));
         System.gc();
         resetHeapPeaks();
         long before = heapPeak();

@@ -2,14 +2,10 @@ package dev.jobapi.worker.provider;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.jobapi.fakeprovider.DemoRepository;
-import dev.jobapi.worker.config.WorkerConfig;
 import java.io.IOException;
-import java.time.Clock;
 import java.time.Duration;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,25 +15,12 @@ import org.junit.jupiter.api.Test;
  */
 class TokenCountsTest {
 
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final TestTransport TRANSPORT =
+            new TestTransport(Duration.ofSeconds(1), Duration.ofSeconds(1), 1, Duration.ofMillis(50), 1024 * 1024);
 
-    private final OpenAiCompatibleProvider openAi = new OpenAiCompatibleProvider(
-            "counts",
-            new TestProviderSettings(
-                    WorkerConfig.Provider.Kind.OPENAI, "http://127.0.0.1:9", "counts", Optional.empty()),
-            new TestTransport(Duration.ofSeconds(1), Duration.ofSeconds(1), 1, Duration.ofMillis(50), 1024 * 1024),
-            (provider, wait, reason) -> {},
-            MAPPER,
-            Clock.systemUTC());
+    private final OpenAiCompatibleProvider openAi = TestAdapters.openAi("counts", "http://127.0.0.1:9", TRANSPORT);
 
-    private final AnthropicProvider anthropic = new AnthropicProvider(
-            "counts",
-            new TestProviderSettings(
-                    WorkerConfig.Provider.Kind.ANTHROPIC, "http://127.0.0.1:9", "counts", Optional.empty()),
-            new TestTransport(Duration.ofSeconds(1), Duration.ofSeconds(1), 1, Duration.ofMillis(50), 1024 * 1024),
-            (provider, wait, reason) -> {},
-            MAPPER,
-            Clock.systemUTC());
+    private final AnthropicProvider anthropic = TestAdapters.anthropic("counts", "http://127.0.0.1:9", TRANSPORT);
 
     /** A whole OpenAI answer with the demo patch and {@code usage} as its last chunk's usage. */
     private ProviderOutcome openAiAnswer(String usage) throws IOException {

@@ -3,8 +3,6 @@ package dev.jobapi.worker.provider;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.jobapi.worker.config.WorkerConfig;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -12,10 +10,8 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -80,17 +76,10 @@ class TricklingHeadersTest {
 
     @Test
     void headersTrickledPastTheReadTimeoutEndTheSendAsUnknownWithinTheTimeouts() {
-        OpenAiCompatibleProvider adapter = new OpenAiCompatibleProvider(
+        OpenAiCompatibleProvider adapter = TestAdapters.openAi(
                 "trickling",
-                new TestProviderSettings(
-                        WorkerConfig.Provider.Kind.OPENAI,
-                        "http://127.0.0.1:" + server.getLocalPort(),
-                        "trickling",
-                        Optional.empty()),
-                new TestTransport(CONNECT_TIMEOUT, READ_TIMEOUT, 3, Duration.ofMillis(50), 1024 * 1024),
-                (provider, wait, reason) -> {},
-                new ObjectMapper(),
-                Clock.systemUTC());
+                "http://127.0.0.1:" + server.getLocalPort(),
+                new TestTransport(CONNECT_TIMEOUT, READ_TIMEOUT, 3, Duration.ofMillis(50), 1024 * 1024));
 
         long started = System.nanoTime();
         ProviderOutcome outcome = assertTimeoutPreemptively(
