@@ -61,6 +61,8 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.jboss.resteasy.reactive.RestResponse;
+import org.jboss.resteasy.reactive.RestResponse.ResponseBuilder;
 
 /** The job endpoints of docs/api.md#jobs: intake, reads, attempts, cancel and output. */
 // Every operation answers these; they are declared once for the class.
@@ -152,7 +154,7 @@ public class JobResource {
                                                     "{\"input\":{\"prompt\":\"fix the off-by-one\",\"repository\":\"demo\",\"baseRef\":\"main\"},\"provider\":\"fake-a\",\"fallback\":[\"fake-b\"]}")))
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
-    public Response create(@HeaderParam(IDEMPOTENCY_KEY) String idempotencyKey, byte[] body) {
+    public RestResponse<JobView> create(@HeaderParam(IDEMPOTENCY_KEY) String idempotencyKey, byte[] body) {
         Caller caller = currentCaller.get();
         String key = IdempotencyKeys.require(idempotencyKey);
         JsonNode tree = bodies.tree(body);
@@ -182,13 +184,12 @@ public class JobResource {
         }
         if (!job.created()) {
             metrics.jobReplayed();
-            return Response.ok(job.value()).header(REPLAYED, "true").build();
+            return ResponseBuilder.ok(job.value()).header(REPLAYED, "true").build();
         }
         metrics.jobCreated();
         // Relative (RFC 9110 allows it): an absolute URI would be built from the client's Host header.
-        return Response.status(Response.Status.CREATED)
+        return ResponseBuilder.create(RestResponse.Status.CREATED, job.value())
                 .header(HttpHeaders.LOCATION, "/jobs/" + job.value().id())
-                .entity(job.value())
                 .build();
     }
 
@@ -293,7 +294,7 @@ public class JobResource {
     @POST
     @Path("{id}/attempts")
     @Consumes(MediaType.APPLICATION_JSON)
-    public Response requestAttempt(
+    public RestResponse<AttemptView> requestAttempt(
             @PathParam("id") String id, @HeaderParam(IDEMPOTENCY_KEY) String idempotencyKey, byte[] body) {
         Caller caller = currentCaller.get();
         UUID jobId = jobId(id);
@@ -308,11 +309,10 @@ public class JobResource {
                 attemptRequests.request(caller, jobId, key, request.provider(), reason, CanonicalJson.digest(tree));
         AttemptView view = AttemptView.of(attempt.value(), null);
         if (!attempt.created()) {
-            return Response.ok(view).header(REPLAYED, "true").build();
+            return ResponseBuilder.ok(view).header(REPLAYED, "true").build();
         }
-        return Response.status(Response.Status.CREATED)
+        return ResponseBuilder.create(RestResponse.Status.CREATED, view)
                 .header(HttpHeaders.LOCATION, "/jobs/" + jobId)
-                .entity(view)
                 .build();
     }
 
