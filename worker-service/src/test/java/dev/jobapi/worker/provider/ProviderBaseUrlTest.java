@@ -1,6 +1,6 @@
 package dev.jobapi.worker.provider;
 
-import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
@@ -31,6 +31,9 @@ class ProviderBaseUrlTest {
     @ParameterizedTest
     @ValueSource(strings = {"https://api.openai.com", "http://127.0.0.1:18090", "https://proxy.example:8443/openai"})
     void anHttpBaseUrlIsTaken(String baseUrl) {
-        assertThat(TestAdapters.openAi("configured", baseUrl, TRANSPORT)).isNotNull();
+        assertThatCode(() -> TestAdapters.openAi("configured", baseUrl, TRANSPORT))
+                .doesNotThrowAnyException();
+        assertThatCode(() -> TestAdapters.anthropic("configured", baseUrl, TRANSPORT))
+                .doesNotThrowAnyException();
     }
 }
