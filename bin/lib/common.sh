@@ -43,5 +43,10 @@ as_root() {
 # into a quarter of the machine's memory under load. The serial collector: a small heap needs no
 # concurrent collector, and G1's own structures and threads cost resident memory (measured on the
 # api under POST load, with the class-data-sharing archive: 343 MB peak with G1 and 256 MB of heap,
-# 271 MB with these; throughput the same within the noise; bench/ANALYSIS.md).
-SERVICE_JVM_OPTS=(-Xmx128m -XX:+UseSerialGC)
+# 271 MB with these; throughput the same within the noise; bench/ANALYSIS.md). Glibc keeps what the
+# JIT's compiler threads malloc'd and freed: TrimNativeHeapInterval hands it back once a second.
+SERVICE_JVM_OPTS=(-Xmx128m -XX:+UseSerialGC -XX:TrimNativeHeapInterval=1000)
+# The api's heap also starts small and grows as its load needs (its live set is under 30 MB; with
+# the heap committed at 128 MB from the start, eden alone held about 25 MB more under POST load).
+# It pays more young collections, about 1 % of its CPU; the worker, whose goal is its CPU, does not.
+API_JVM_OPTS=("${SERVICE_JVM_OPTS[@]}" -Xms32m)
