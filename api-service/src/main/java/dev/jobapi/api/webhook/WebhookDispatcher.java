@@ -73,7 +73,7 @@ public class WebhookDispatcher {
             + " w.url, w.secret, CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END,"
             + " w.disabled_reason, e.id, e.tx::text, e.at, e.attempt_id, e.detail"
             + " FROM taken t JOIN webhook_endpoint w ON w.id = t.endpoint_id"
-            + " LEFT JOIN job_event e ON e.id = t.event_id";
+            + " LEFT JOIN job_event e ON e.job_id = t.job_id AND e.id = t.event_id";
 
     /** The loop runs outside any request: its transactions are plain JDBC ones. */
     private static final String OUTBOX_WORK = "Reading or writing the webhook outbox";
