@@ -3,11 +3,14 @@ package dev.jobapi.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.jobapi.common.database.PlainTransactions;
 import dev.jobapi.common.job.JobEventKind;
 import dev.jobapi.common.job.JobEvents;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -22,6 +25,9 @@ class JobEventsTest extends ApiTestSupport {
 
     @Inject
     JobEvents events;
+
+    @Inject
+    PlainTransactions plainTransactions;
 
     @Test
     void theEventsOfACommittedTransactionAreOnTheTimelineInTheOrderTheyWereRecorded() {
@@ -87,6 +93,33 @@ class JobEventsTest extends ApiTestSupport {
             execute("DROP FUNCTION test_log_job_event_statement()");
             execute("DROP TABLE test_job_event_statement");
         }
+    }
+
+    /**
+     * A connection plans the timeline's insert once and reuses the plan: given the arrays themselves,
+     * PostgreSQL found a plan for their few rows cheaper than its generic one and planned every
+     * execution anew, a tenth of the statements' time in the bench (bench/ANALYSIS.md). Each
+     * transaction reads what its connection did before it: a thread gets its last connection back.
+     */
+    @Test
+    void theTimelinesInsertIsPlannedOnceAConnectionNotAtEachTransaction() {
+        UUID job = aJob();
+        long genericPlans = 0;
+        for (int transaction = 0; transaction < 30 && genericPlans == 0; transaction++) {
+            genericPlans = plainTransactions.inTransaction("Timeline insert on one connection", connection -> {
+                events.record(job, null, JobEventKind.JOB_NEEDS_REVIEW, "planned once");
+                try (Statement query = connection.createStatement();
+                        ResultSet plans = query.executeQuery("SELECT coalesce(sum(generic_plans), 0)"
+                                + " FROM pg_prepared_statements WHERE statement LIKE 'INSERT INTO job_event %'")) {
+                    plans.next();
+                    return plans.getLong(1);
+                }
+            });
+        }
+
+        assertThat(genericPlans)
+                .as("executions of the timeline's insert that reused its connection's generic plan")
+                .isPositive();
     }
 
     @Test

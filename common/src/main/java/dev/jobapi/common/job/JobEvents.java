@@ -49,11 +49,17 @@ public class JobEvents {
      * row, not a join, which the planner may make a scan of the whole job table (it guesses the arrays'
      * length): in the bench a join touched 227 buffers a call, the trigger 44 (bench/ANALYSIS.md). A job that
      * does not exist leaves the owner null, and the trigger then refuses the row.
+     *
+     * <p>Each array is a sub-select's value, not the parameter itself, so that PostgreSQL plans the
+     * statement once a connection: given the arrays, it counted their elements and found a plan for
+     * one to four rows cheaper than its generic plan for ten, and so planned every execution anew
+     * (planning 0.055 ms against 0.008 with the generic plan, for 0.08 ms of execution).
      */
     private static final String INSERT = "INSERT INTO job_event (job_id, owner_id, attempt_id, at, kind, detail)"
             + " SELECT job_id::uuid, (SELECT owner_id FROM job WHERE id = recorded.job_id::uuid), attempt_id::uuid,"
             + " at::timestamptz, kind, detail"
-            + " FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[])"
+            + " FROM unnest((SELECT ?::text[]), (SELECT ?::text[]), (SELECT ?::text[]), (SELECT ?::text[]),"
+            + " (SELECT ?::text[]))"
             + " WITH ORDINALITY AS recorded (job_id, attempt_id, at, kind, detail, n) ORDER BY n";
 
     private final EntityManager em;
