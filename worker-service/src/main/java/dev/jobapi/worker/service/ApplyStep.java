@@ -1,6 +1,5 @@
 package dev.jobapi.worker.service;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.common.apply.ApplyKey;
 import dev.jobapi.common.attempt.Attempt;
@@ -244,12 +243,7 @@ public class ApplyStep {
     }
 
     private String baseRef(Job job) {
-        try {
-            return mapper.readTree(job.input())
-                    .path("baseRef")
-                    .asText(config.apply().git().defaultBaseRef());
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("Stored input of job " + job.id() + " is not JSON", e);
-        }
+        return JobInputFields.text(
+                mapper, job.id(), job.input(), "baseRef", config.apply().git().defaultBaseRef());
     }
 }

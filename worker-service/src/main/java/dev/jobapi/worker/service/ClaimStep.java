@@ -1,6 +1,5 @@
 package dev.jobapi.worker.service;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jobapi.common.attempt.Attempt;
 import dev.jobapi.common.budget.SpendBudgets;
@@ -361,12 +360,7 @@ public class ClaimStep {
 
     /** What the provider is asked: the job's instruction, then its whole input. */
     private String prompt(Job job) {
-        String prompt;
-        try {
-            prompt = mapper.readTree(job.input()).path("prompt").asText("");
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("Stored input of job " + job.id() + " is not JSON", e);
-        }
+        String prompt = JobInputFields.text(mapper, job.id(), job.input(), "prompt", "");
         // The input is any JSON object: besides the instruction it carries the context the caller sent
         // (the repository and base the patch is for, and whatever else), which the model needs too.
         return prompt + "\n\nJob input: " + job.input();
