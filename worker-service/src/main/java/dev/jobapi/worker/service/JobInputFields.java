@@ -13,9 +13,9 @@ import java.util.UUID;
  * reads the prompt and the apply the base ref of every job, and the two trees were 3 % of the
  * worker's CPU samples (bench/ANALYSIS.md).
  *
- * <p>The same answers as the tree's: the wanted field's value is read as a tree node of its own
- * (absent or null gives {@code whenAbsent}, an object or an array "", a number the node's text),
- * every other value skipped unread.
+ * <p>The same answers as the tree's: a string is read as text, any other wanted value as a tree
+ * node of its own (absent or null gives {@code whenAbsent}, an object or an array "", a number the
+ * node's text), every other value skipped unread.
  */
 final class JobInputFields {
 
@@ -30,7 +30,9 @@ final class JobInputFields {
             while (parser.nextToken() == JsonToken.FIELD_NAME) {
                 boolean wanted = name.equals(parser.currentName());
                 JsonToken value = parser.nextToken();
-                if (wanted) {
+                if (wanted && value == JsonToken.VALUE_STRING) {
+                    found = parser.getText(); // a string is its node's text: no node for the usual case
+                } else if (wanted) {
                     JsonNode node = value == JsonToken.VALUE_NULL ? null : parser.readValueAsTree();
                     found = node == null ? whenAbsent : node.asText(whenAbsent);
                 } else {
